@@ -1,0 +1,42 @@
+#include "cli/common.h"
+
+#include <iostream>
+
+#include "core/error.h"
+
+namespace nmt::cli {
+
+void add_config_options(cxxopts::Options& options) {
+  options.add_options("config")
+      ("c,config", "JSON config file (see configs/)", cxxopts::value<std::string>())
+      ("set", "override a config key: section.key=value (repeatable)",
+       cxxopts::value<std::vector<std::string>>());
+}
+
+bool parse(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
+  options.add_options()("h,help", "show this help");
+  try {
+    result = options.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw Error(std::string(e.what()) + " (see " + options.program() + " --help)");
+  }
+  if (result.count("help")) {
+    std::cout << options.help() << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> overrides_from_args(const cxxopts::ParseResult& result) {
+  return result.count("set") ? result["set"].as<std::vector<std::string>>()
+                             : std::vector<std::string>{};
+}
+
+Config config_from_args(const cxxopts::ParseResult& result) {
+  Config config = result.count("config") ? load_config(result["config"].as<std::string>())
+                                         : Config();
+  apply_overrides(config, overrides_from_args(result));
+  return config;
+}
+
+}  // namespace nmt::cli

@@ -1,0 +1,63 @@
+// nmt: the command line. Each subcommand lives in its own cmd_*.cpp and only turns arguments into
+// config structs for the library; errors surface here as one line and a non-zero exit.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <torch/version.h>
+
+#include "cli/commands.h"
+#include "cli/runtime.h"
+#include "core/error.h"
+#include "nmt/version.h"
+
+namespace {
+
+void print_help() {
+  std::cout << "nmt " << nmt::kVersion
+            << " - train, evaluate and run Transformer translation models (LibTorch)\n\n"
+               "usage: nmt <command> [options]    (nmt <command> --help for its options)\n\n"
+               "commands:\n";
+  for (const auto& command : nmt::cli::commands()) {
+    std::printf("  %-10s %s\n", command.name, command.summary);
+  }
+  std::cout << "\noptions:\n  -h, --help     this help\n  -V, --version  version and build\n";
+}
+
+void print_version() {
+  std::cout << "nmt " << nmt::kVersion << "\nLibTorch " << TORCH_VERSION
+            << "\nsentencepiece " << nmt::kSentencepieceOrigin << "\n";
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    print_help();
+    return argc < 2 ? 1 : 0;
+  }
+  if (!std::strcmp(argv[1], "-V") || !std::strcmp(argv[1], "--version")) {
+    print_version();
+    return 0;
+  }
+  for (const auto& command : nmt::cli::commands()) {
+    if (argv[1] == std::string(command.name)) {
+      std::string name = std::string("nmt ") + command.name;
+      argv[1] = name.data();
+      return command.run(argc - 1, argv + 1);
+    }
+  }
+  throw nmt::Error("unknown command '" + std::string(argv[1]) + "' (run nmt --help for the list)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  nmt::cli::tune_runtime(argv);
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,291 @@
+#include "core/config.h"
+
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace nmt {
+namespace {
+
+using nlohmann::json;
+
+const char* type_name_of(const json& value) { return value.type_name(); }
+
+/// Assigns `value` to a typed field, or throws naming `where` and the expected type.
+template <class T>
+void assign(T& field, const json& value, const std::string& where) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) {
+      throw Error(where + ": expected true or false, got " + type_name_of(value) + " " +
+                  value.dump());
+    }
+    field = value.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!value.is_number_integer()) {
+      throw Error(where + ": expected an integer, got " + type_name_of(value) + " " + value.dump());
+    }
+    field = value.get<T>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!value.is_number()) {
+      throw Error(where + ": expected a number, got " + type_name_of(value) + " " + value.dump());
+    }
+    field = value.get<T>();
+  } else {
+    if (!value.is_string()) {
+      throw Error(where + ": expected a string, got " + type_name_of(value) + " " + value.dump());
+    }
+    field = value.get<std::string>();
+  }
+}
+
+/// Sets `key` in `section` from `value`; false if the section has no such key.
+template <class Section>
+bool set_field(Section& section, const std::string& key, const json& value,
+               const std::string& where) {
+  bool found = false;
+  section.fields([&](const char* name, auto& field) {
+    if (key == name) {
+      assign(field, value, where);
+      found = true;
+    }
+  });
+  return found;
+}
+
+template <class Section>
+std::string known_keys(Section section) {
+  std::string keys;
+  section.fields([&](const char* name, auto&) { keys += (keys.empty() ? "" : ", ") + std::string(name); });
+  return keys;
+}
+
+template <class Section>
+void read_section(Section& section, const json& object, const std::string& where) {
+  if (!object.is_object()) {
+    throw Error(where + ": expected an object of settings, got " + type_name_of(object));
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (!set_field(section, key, value, where + "." + key)) {
+      throw Error(where + ": unknown key '" + key + "' (known: " + known_keys(section) + ")");
+    }
+  }
+}
+
+template <class Section>
+json write_section(Section section) {
+  json object = json::object();
+  section.fields([&](const char* name, auto& field) { object[name] = field; });
+  return object;
+}
+
+/// Calls `f(name, section)` for each section of the config.
+template <class C, class F>
+void for_each_section(C& config, F&& f) {
+  f("model", config.model);
+  f("data", config.data);
+  f("train", config.train);
+  f("decode", config.decode);
+}
+
+void check_min(const char* key, double value, double min) {
+  if (value < min) {
+    std::ostringstream s;
+    s << key << " = " << value << " is out of range: must be >= " << min;
+    throw Error(s.str());
+  }
+}
+
+void check_range(const char* key, double value, double min, double max) {
+  if (value < min || value > max) {
+    std::ostringstream s;
+    s << key << " = " << value << " is out of range: must be in [" << min << ", " << max << "]";
+    throw Error(s.str());
+  }
+}
+
+void check_choice(const char* key, const std::string& value,
+                  std::initializer_list<const char*> choices) {
+  std::string valid;
+  for (const char* choice : choices) {
+    if (value == choice) return;
+    valid += (valid.empty() ? "" : ", ") + std::string(choice);
+  }
+  throw Error(std::string(key) + " = '" + value + "' is not valid: choose one of " + valid);
+}
+
+}  // namespace
+
+void ModelConfig::validate() const {
+  check_min("model.d_model", d_model, 1);
+  check_min("model.n_heads", n_heads, 1);
+  if (d_model % n_heads != 0) {
+    throw Error("model.d_model = " + std::to_string(d_model) + " is not divisible by model.n_heads = " +
+                std::to_string(n_heads) + ": choose n_heads that divides d_model");
+  }
+  check_min("model.encoder_layers", encoder_layers, 1);
+  check_min("model.decoder_layers", decoder_layers, 1);
+  check_min("model.d_ff", d_ff, 1);
+  check_range("model.dropout", dropout, 0.0, 0.99);
+  check_range("model.attention_dropout", attention_dropout, 0.0, 0.99);
+  check_choice("model.activation", activation, {"relu", "gelu"});
+  check_choice("model.norm", norm, {"post", "pre"});
+  check_choice("model.positions", positions, {"learned", "sinusoidal"});
+  check_min("model.max_len", max_len, 2);
+  check_min("model.src_vocab_size", src_vocab_size, 0);
+  check_min("model.tgt_vocab_size", tgt_vocab_size, 0);
+  if (share_embeddings && src_vocab_size != tgt_vocab_size) {
+    throw Error("model.share_embeddings = true needs equal vocabularies, got src_vocab_size = " +
+                std::to_string(src_vocab_size) + " and tgt_vocab_size = " +
+                std::to_string(tgt_vocab_size) + " (use data.joint_vocab = true)");
+  }
+}
+
+void DataConfig::validate() const {
+  for (const auto& [key, lang] : {std::pair{"data.src_lang", src_lang}, {"data.tgt_lang", tgt_lang}}) {
+    check_choice(key, lang, {"en", "de", "fr", "cs"});
+  }
+  if (src_lang == tgt_lang) throw Error("data.src_lang and data.tgt_lang are both '" + src_lang + "'");
+  check_range("data.vocab_size", vocab_size, 16, 1000000);
+  check_choice("data.vocab_type", vocab_type, {"unigram", "bpe"});
+  check_range("data.character_coverage", character_coverage, 0.9, 1.0);
+  check_min("data.max_len", max_len, 1);
+  check_min("data.batch_tokens", batch_tokens, 1);
+  check_min("data.pool_batches", pool_batches, 1);
+  check_min("data.seed", seed, 0);
+}
+
+void TrainConfig::validate() const {
+  if (name.empty()) throw Error("train.name is empty: give the run a name");
+  check_min("train.seed", seed, 0);
+  if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
+    throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
+  }
+  check_min("train.threads", threads, 0);
+  check_choice("train.precision", precision, {"fp32", "bf16"});
+  check_range("train.lr", lr, 1e-9, 10.0);
+  check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
+  check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);
+  check_range("train.adam_eps", adam_eps, 0.0, 1.0);
+  check_min("train.weight_decay", weight_decay, 0.0);
+  check_choice("train.schedule", schedule, {"inverse_sqrt", "constant"});
+  check_min("train.warmup_steps", warmup_steps, 0);
+  check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
+  check_min("train.clip_norm", clip_norm, 0.0);
+  check_min("train.accum_steps", accum_steps, 1);
+  check_min("train.max_epochs", max_epochs, 0);
+  check_min("train.max_steps", max_steps, 0);
+  check_min("train.max_minutes", max_minutes, 0.0);
+  if (max_epochs == 0 && max_steps == 0 && max_minutes == 0.0) {
+    throw Error("train.max_epochs, train.max_steps and train.max_minutes are all 0: set a limit");
+  }
+  check_min("train.log_every", log_every, 1);
+  check_min("train.validate_every", validate_every, 0);
+  check_choice("train.metric", metric, {"bleu", "loss"});
+  check_min("train.patience", patience, 0);
+  check_min("train.keep_checkpoints", keep_checkpoints, 0);
+}
+
+std::filesystem::path TrainConfig::resolved_run_dir() const {
+  return run_dir.empty() ? std::filesystem::path("checkpoints") / name
+                         : std::filesystem::path(run_dir);
+}
+
+void DecodeConfig::validate() const {
+  check_range("decode.beam", beam, 1, 1000);
+  check_range("decode.nbest", nbest, 1, beam);
+  check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
+  check_min("decode.max_len_offset", max_len_offset, 1);
+  check_min("decode.batch_tokens", batch_tokens, 1);
+}
+
+void Config::validate() const {
+  model.validate();
+  data.validate();
+  train.validate();
+  decode.validate();
+}
+
+Config config_from_json(const json& json_config, const std::string& origin) {
+  if (!json_config.is_object()) {
+    throw Error(origin + ": expected a JSON object with sections model, data, train, decode");
+  }
+  Config config;
+  for (const auto& [key, value] : json_config.items()) {
+    bool found = false;
+    for_each_section(config, [&](const char* name, auto& section) {
+      if (key == name) {
+        read_section(section, value, origin + ": " + name);
+        found = true;
+      }
+    });
+    if (!found) {
+      throw Error(origin + ": unknown section '" + key + "' (known: model, data, train, decode)");
+    }
+  }
+  return config;
+}
+
+json config_to_json(const Config& config) {
+  json object = json::object();
+  for_each_section(config, [&](const char* name, const auto& section) {
+    object[name] = write_section(section);
+  });
+  return object;
+}
+
+Config load_config(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string() + ": cannot open config file");
+  json parsed;
+  try {
+    parsed = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw Error(path.string() + ": invalid JSON (" + e.what() + ")");
+  }
+  Config config = config_from_json(parsed, path.string());
+  try {
+    config.validate();
+  } catch (const Error& e) {
+    throw Error(path.string() + ": " + e.what());
+  }
+  return config;
+}
+
+void save_config(const Config& config, const std::filesystem::path& path) {
+  std::ofstream out(path);
+  if (!out) throw Error(path.string() + ": cannot write config file");
+  out << config_to_json(config).dump(2) << "\n";
+}
+
+void apply_override(Config& config, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  const auto dot = assignment.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
+    throw Error("--set '" + assignment + "': expected section.key=value, e.g. train.lr=3e-4");
+  }
+  const std::string section = assignment.substr(0, dot);
+  const std::string key = assignment.substr(dot + 1, eq - dot - 1);
+  const std::string text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;  // bare strings need no quotes: train.device=cpu
+  json patch = config_to_json(config);
+  if (!patch.contains(section)) {
+    throw Error("--set '" + assignment + "': unknown section '" + section +
+                "' (known: model, data, train, decode)");
+  }
+  if (patch[section].contains(key) && patch[section][key].is_string()) value = text;
+  patch[section][key] = value;
+  config = config_from_json(patch, "--set " + assignment);
+}
+
+void apply_overrides(Config& config, const std::vector<std::string>& assignments) {
+  for (const auto& assignment : assignments) apply_override(config, assignment);
+  config.validate();
+}
+
+}  // namespace nmt

@@ -1,0 +1,162 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace nmt {
+
+// Typed configuration. Each component receives its own section; every field is defaulted here
+// and listed once in its section's `fields()`, which drives JSON reading/writing, `--set`
+// overrides and the strict unknown-key check (nanoGPT-style configurator, typed).
+
+/// Transformer shape and regularisation (Vaswani et al. 2017, "Attention Is All You Need").
+struct ModelConfig {
+  int64_t d_model = 256;          ///< residual stream width
+  int64_t n_heads = 4;            ///< attention heads; must divide d_model
+  int64_t encoder_layers = 3;     ///< encoder layers
+  int64_t decoder_layers = 3;     ///< decoder layers
+  int64_t d_ff = 1024;            ///< inner width of the position-wise feed-forward block
+  double dropout = 0.1;           ///< dropout on embeddings, sublayer outputs and FFN hidden
+  double attention_dropout = 0.1; ///< dropout on attention weights
+  std::string activation = "relu";    ///< FFN activation: relu | gelu
+  std::string norm = "post";          ///< post (the paper, §3.1) | pre (LayerNorm before sublayer)
+  std::string positions = "learned";  ///< learned (tutorial) | sinusoidal (the paper, §3.5)
+  int64_t max_len = 256;          ///< longest sequence (pieces incl. bos/eos) learned positions cover
+  bool share_embeddings = false;  ///< one embedding matrix for source and target (joint vocab)
+  bool tie_output = false;        ///< output projection reuses the target embedding (§3.4)
+  int64_t src_vocab_size = 0;     ///< source vocabulary; 0 = taken from the tokenizer at training
+  int64_t tgt_vocab_size = 0;     ///< target vocabulary; 0 = taken from the tokenizer at training
+
+  template <class F>
+  void fields(F&& f) {
+    f("d_model", d_model), f("n_heads", n_heads), f("encoder_layers", encoder_layers);
+    f("decoder_layers", decoder_layers), f("d_ff", d_ff), f("dropout", dropout);
+    f("attention_dropout", attention_dropout), f("activation", activation), f("norm", norm);
+    f("positions", positions), f("max_len", max_len), f("share_embeddings", share_embeddings);
+    f("tie_output", tie_output), f("src_vocab_size", src_vocab_size);
+    f("tgt_vocab_size", tgt_vocab_size);
+  }
+  /// Throws nmt::Error naming the first key whose value is out of range.
+  void validate() const;
+};
+
+/// Corpus location, languages, subword model and batching.
+struct DataConfig {
+  std::string dir = "data/multi30k";  ///< folder with <split>.<lang>[.gz] files
+  std::string src_lang = "en";        ///< source language (en, de, fr, cs)
+  std::string tgt_lang = "de";        ///< target language; swap the two for the other direction
+  std::string train_split = "train";  ///< split the model and tokenizer are trained on
+  std::string valid_split = "val";    ///< split used for validation
+  int64_t vocab_size = 8000;          ///< SentencePiece vocabulary size (per model)
+  std::string vocab_type = "unigram"; ///< unigram | bpe
+  bool joint_vocab = true;            ///< one SentencePiece model for both languages
+  double character_coverage = 1.0;    ///< SentencePiece character coverage
+  int64_t max_len = 100;              ///< pairs with a side longer than this (pieces) are dropped
+  int64_t batch_tokens = 4096;        ///< token budget per batch, padding included, per side
+  int64_t pool_batches = 100;         ///< length-sort pools of this many batches
+  int64_t seed = 1;                   ///< seed of the batch order (epoch e uses seed + e)
+
+  template <class F>
+  void fields(F&& f) {
+    f("dir", dir), f("src_lang", src_lang), f("tgt_lang", tgt_lang);
+    f("train_split", train_split), f("valid_split", valid_split), f("vocab_size", vocab_size);
+    f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
+    f("character_coverage", character_coverage), f("max_len", max_len);
+    f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
+  }
+  void validate() const;
+};
+
+/// Optimisation, schedule, limits, validation and checkpointing.
+struct TrainConfig {
+  std::string name = "run";      ///< run name; the run directory defaults to checkpoints/<name>
+  std::string run_dir;           ///< run directory; empty = checkpoints/<name>
+  int64_t seed = 1;              ///< seed of initialisation and dropout
+  std::string device = "auto";   ///< auto | cpu | cuda | cuda:N
+  int64_t threads = 0;           ///< CPU threads for LibTorch; 0 = one per core
+  std::string precision = "fp32";  ///< fp32 | bf16 (autocast; residual stream and loss stay fp32)
+  double lr = 5e-4;              ///< peak learning rate
+  double adam_beta1 = 0.9;       ///< Adam β1
+  double adam_beta2 = 0.98;      ///< Adam β2 (the paper, §5.3)
+  double adam_eps = 1e-9;        ///< Adam ε
+  double weight_decay = 0.0;     ///< decoupled weight decay (AdamW); 0 = plain Adam
+  std::string schedule = "inverse_sqrt";  ///< inverse_sqrt (linear warmup) | constant
+  int64_t warmup_steps = 4000;   ///< linear warmup steps (inverse_sqrt and constant)
+  double label_smoothing = 0.1;  ///< label smoothing ε (§5.4)
+  double clip_norm = 1.0;        ///< gradient clipping by global norm; 0 = off
+  int64_t accum_steps = 1;       ///< batches accumulated per optimizer step
+  int64_t max_epochs = 20;       ///< stop after this many epochs; 0 = no limit
+  int64_t max_steps = 0;         ///< stop after this many optimizer steps; 0 = no limit
+  double max_minutes = 0.0;      ///< stop after this much training time; 0 = no limit
+  int64_t log_every = 50;        ///< steps between log lines / metrics records
+  int64_t validate_every = 0;    ///< also validate every N steps; 0 = only at epoch ends
+  bool validate_at_start = false;  ///< validate once before the first step
+  bool valid_bleu = true;        ///< decode the validation set greedily for BLEU
+  std::string metric = "bleu";   ///< early stopping / best checkpoint metric: bleu | loss
+  int64_t patience = 0;          ///< validations without improvement before stopping; 0 = off
+  int64_t keep_checkpoints = 5;  ///< step checkpoints kept for averaging (besides last and best)
+
+  template <class F>
+  void fields(F&& f) {
+    f("name", name), f("run_dir", run_dir), f("seed", seed), f("device", device);
+    f("threads", threads), f("precision", precision), f("lr", lr), f("adam_beta1", adam_beta1);
+    f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
+    f("schedule", schedule), f("warmup_steps", warmup_steps);
+    f("label_smoothing", label_smoothing), f("clip_norm", clip_norm);
+    f("accum_steps", accum_steps), f("max_epochs", max_epochs), f("max_steps", max_steps);
+    f("max_minutes", max_minutes), f("log_every", log_every);
+    f("validate_every", validate_every), f("validate_at_start", validate_at_start);
+    f("valid_bleu", valid_bleu), f("metric", metric), f("patience", patience);
+    f("keep_checkpoints", keep_checkpoints);
+  }
+  void validate() const;
+  /// The run directory this config resolves to.
+  std::filesystem::path resolved_run_dir() const;
+};
+
+/// Decoding (translate, evaluate, validation BLEU).
+struct DecodeConfig {
+  int64_t beam = 1;              ///< beam size; 1 = greedy
+  int64_t nbest = 1;             ///< hypotheses printed per input (≤ beam)
+  double length_penalty = 0.6;   ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
+  int64_t max_len_offset = 50;   ///< output limit = source length + this
+  int64_t batch_tokens = 4096;   ///< source-token budget per decoding batch
+
+  template <class F>
+  void fields(F&& f) {
+    f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
+    f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
+  }
+  void validate() const;
+};
+
+/// The whole configuration file: {"model": {...}, "data": {...}, "train": {...}, "decode": {...}}.
+struct Config {
+  ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  DecodeConfig decode;
+
+  /// Validates every section.
+  void validate() const;
+};
+
+/// Reads `json` (an object of sections) over the defaults. Unknown sections/keys and wrong types
+/// are errors naming `origin` and the key. Does not validate ranges.
+Config config_from_json(const nlohmann::json& json, const std::string& origin);
+/// Serialises every field of every section.
+nlohmann::json config_to_json(const Config& config);
+/// Loads and validates a JSON config file.
+Config load_config(const std::filesystem::path& path);
+/// Writes the config as pretty JSON.
+void save_config(const Config& config, const std::filesystem::path& path);
+/// Applies one `section.key=value` override; the value is parsed as JSON, else taken as a string.
+void apply_override(Config& config, const std::string& assignment);
+/// Applies overrides in order, then validates.
+void apply_overrides(Config& config, const std::vector<std::string>& assignments);
+
+}  // namespace nmt

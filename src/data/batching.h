@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace nmt {
+
+/// One sentence pair as subword ids, without bos/eos.
+struct Example {
+  std::vector<int64_t> src;
+  std::vector<int64_t> tgt;
+};
+
+/// A padded batch, batch-first. src = x + eos, tgt_in = bos + y, tgt_out = y + eos (pad = 0).
+struct Batch {
+  at::Tensor src;      ///< [batch, src_len] int64
+  at::Tensor tgt_in;   ///< [batch, tgt_len] int64
+  at::Tensor tgt_out;  ///< [batch, tgt_len] int64
+  int64_t src_tokens = 0;  ///< non-pad source tokens (eos included)
+  int64_t tgt_tokens = 0;  ///< non-pad target tokens in tgt_out (eos included)
+  std::vector<size_t> indices;  ///< positions of these pairs in the example list
+  int64_t size() const { return src.defined() ? src.size(0) : 0; }
+  /// Copy to `device` (pinned memory + non_blocking copies for CUDA).
+  Batch to(const at::Device& device) const;
+};
+
+/// Options of token-budget batching.
+struct BatchingOptions {
+  int64_t batch_tokens = 4096;  ///< budget per batch per side, padding included:
+                                ///< rows * (longest src + 1) and rows * (longest tgt + 1)
+  int64_t pool_batches = 100;   ///< examples are length-sorted within pools of about this many batches
+  int64_t seed = 1;             ///< with the epoch, determines the order
+};
+
+/// Cuts `examples` into batches of indices for one epoch: shuffle with (seed, epoch), sort within
+/// pools by length, cut batches under the token budget, shuffle the batch order. Deterministic in
+/// (seed, epoch); every example appears exactly once. An example too long for the budget on its
+/// own forms a batch by itself.
+std::vector<std::vector<size_t>> make_batches(const std::vector<Example>& examples,
+                                              const BatchingOptions& options, int64_t epoch);
+
+/// Batches for evaluation: sorted by length, no shuffling, same budget rule.
+std::vector<std::vector<size_t>> make_sorted_batches(const std::vector<Example>& examples,
+                                                     int64_t batch_tokens);
+
+/// Pads the selected examples into a Batch (on the CPU).
+Batch collate(const std::vector<Example>& examples, const std::vector<size_t>& indices);
+
+/// Fraction of padding among all token slots (both sides) in the given batches.
+double padding_ratio(const std::vector<Example>& examples,
+                     const std::vector<std::vector<size_t>>& batches);
+
+}  // namespace nmt

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace nmt {
+
+/// SentencePiece subword models for the source and target side: one joint model (both sides use
+/// it) or two separate ones. Ids 0..3 are pad, unk, bos, eos (core/special_ids.h) in every model.
+/// Encoded ids never include bos/eos; batching adds them.
+class Tokenizer {
+ public:
+  /// Trains the model(s) on the training split named by `data` (text as read by read_lines),
+  /// writing `<out_dir>/spm.model` (joint) or `<out_dir>/spm.<src_lang>.model` and
+  /// `<out_dir>/spm.<tgt_lang>.model` (separate), and returns the loaded tokenizer.
+  static Tokenizer train(const DataConfig& data, const std::vector<std::string>& src_sentences,
+                         const std::vector<std::string>& tgt_sentences,
+                         const std::filesystem::path& out_dir);
+
+  /// Loads model file(s) as written by train(): one path (joint) or two (src, tgt).
+  static Tokenizer load(const std::vector<std::filesystem::path>& model_files);
+
+  /// Loads from serialized model protos (what checkpoints embed): one (joint) or two (src, tgt).
+  static Tokenizer from_serialized(const std::vector<std::string>& protos);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  std::vector<int64_t> encode_src(const std::string& text) const;
+  std::vector<int64_t> encode_tgt(const std::string& text) const;
+  /// Pieces (for display, e.g. attention heat maps).
+  std::vector<std::string> src_pieces(const std::string& text) const;
+  std::vector<std::string> tgt_pieces(const std::vector<int64_t>& ids) const;
+  /// Detokenized text; pad/bos/eos ids are skipped, decoding stops at nothing else.
+  std::string decode_tgt(const std::vector<int64_t>& ids) const;
+  std::string decode_src(const std::vector<int64_t>& ids) const;
+
+  int64_t src_vocab_size() const;
+  int64_t tgt_vocab_size() const;
+  bool joint() const;
+  /// Serialized model protos: one (joint) or two (src, tgt); for checkpoints.
+  std::vector<std::string> serialized() const;
+
+ private:
+  Tokenizer();
+  std::shared_ptr<sentencepiece::SentencePieceProcessor> src_;
+  std::shared_ptr<sentencepiece::SentencePieceProcessor> tgt_;  // == src_ when joint
+};
+
+}  // namespace nmt

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace nmt {
+
+/// Corpus BLEU as sacreBLEU computes it (Papineni et al. 2002; Post 2018): 13a tokenization,
+/// n-grams 1..4 clipped against one reference, brevity penalty exp(1 - r/c) when c < r,
+/// geometric mean of precisions, and sacreBLEU's default "exp" smoothing.
+struct BleuScore {
+  double score = 0.0;                 ///< 0..100
+  std::array<double, 4> precisions{}; ///< percentages, as sacreBLEU prints them
+  double brevity_penalty = 0.0;
+  long long hyp_len = 0;              ///< c: hypothesis tokens
+  long long ref_len = 0;              ///< r: reference tokens
+  std::string signature;              ///< e.g. nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:nmt
+  /// "BLEU = 34.12 65.1/41.0/27.9/19.3 (BP = 1.000 ratio = 1.012 hyp_len = ... ref_len = ...)"
+  std::string to_string() const;
+};
+
+/// sacreBLEU's "13a" tokenizer (mteval-v13a.pl): unescapes a few XML entities, splits
+/// punctuation and symbols from words, keeps periods/commas inside numbers. Input is one line.
+std::string tokenize_13a(const std::string& line);
+
+/// Corpus BLEU of hypotheses against references (same size; an nmt::Error otherwise).
+/// `lowercase` lowercases both sides first (case:lc in the signature).
+BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::string>& references, bool lowercase = false);
+
+/// Sentence-level BLEU with sacreBLEU's sentence_bleu defaults (exp smoothing).
+double sentence_bleu(const std::string& hypothesis, const std::string& reference);
+
+}  // namespace nmt

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nmt {
+
+/// Corpus chrF as sacreBLEU computes it (Popović 2015): character n-grams n = 1..6 over the text
+/// with whitespace removed, statistics summed over the corpus, precision/recall averaged over n,
+/// F-beta with beta = 2. word_order = 0 (chrF, not chrF++).
+struct ChrfScore {
+  double score = 0.0;     ///< 0..100
+  std::string signature;  ///< e.g. nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:nmt
+  std::string to_string() const;  ///< "chrF2 = 61.23"
+};
+
+ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::string>& references, bool lowercase = false);
+
+}  // namespace nmt

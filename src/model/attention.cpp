@@ -1,0 +1,83 @@
+#include "model/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <torch/version.h>
+
+#include "core/error.h"
+
+namespace nmt {
+namespace {
+
+int64_t checked_head_dim(int64_t d_model, int64_t n_heads) {
+  if (n_heads <= 0 || d_model <= 0 || d_model % n_heads != 0) {
+    throw Error("MultiHeadAttention: d_model = " + std::to_string(d_model) +
+                " must be a positive multiple of n_heads = " + std::to_string(n_heads));
+  }
+  return d_model / n_heads;
+}
+
+}  // namespace
+
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t d_model, int64_t n_heads, double dropout_p)
+    : fc_q(register_module("fc_q", torch::nn::Linear(d_model, d_model))),
+      fc_k(register_module("fc_k", torch::nn::Linear(d_model, d_model))),
+      fc_v(register_module("fc_v", torch::nn::Linear(d_model, d_model))),
+      fc_o(register_module("fc_o", torch::nn::Linear(d_model, d_model))),
+      dropout(register_module("dropout", torch::nn::Dropout(dropout_p))),
+      n_heads_(n_heads),
+      head_dim_(checked_head_dim(d_model, n_heads)),
+      dropout_p_(dropout_p) {}
+
+at::Tensor MultiHeadAttentionImpl::split_heads(const at::Tensor& x) const {
+  // [batch, len, d_model] -> [batch, len, heads, head_dim] -> [batch, heads, len, head_dim]
+  return x.view({x.size(0), x.size(1), n_heads_, head_dim_}).transpose(1, 2);
+}
+
+KeyValue MultiHeadAttentionImpl::project(const at::Tensor& key, const at::Tensor& value) {
+  return {split_heads(fc_k->forward(key)), split_heads(fc_v->forward(value))};
+}
+
+std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::attend(const at::Tensor& query,
+                                                                  const KeyValue& kv,
+                                                                  const at::Tensor& mask,
+                                                                  bool need_weights) {
+  const int64_t batch = query.size(0);
+  const int64_t q_len = query.size(1);
+  const auto q = split_heads(fc_q->forward(query));  // [batch, heads, q_len, head_dim]
+  at::Tensor context;                                 // [batch, heads, q_len, head_dim]
+  at::Tensor weights;                                 // [batch, heads, q_len, k_len]
+#if TORCH_VERSION_MAJOR >= 2
+  if (!need_weights) {
+    // Same computation through LibTorch's fused kernel (flash / memory-efficient on CUDA).
+    const double p = is_training() ? dropout_p_ : 0.0;
+    const auto attn_mask = mask.defined() ? c10::optional<at::Tensor>(mask) : c10::nullopt;
+    context = at::scaled_dot_product_attention(q, kv.key, kv.value, attn_mask, p);
+  }
+#endif
+  if (!context.defined()) {
+    // §3.2.1: scale by 1/sqrt(head_dim) so the softmax does not saturate as head_dim grows.
+    auto scores = at::matmul(q, kv.key.transpose(-2, -1)) / std::sqrt(double(head_dim_));
+    if (mask.defined()) {
+      // -inf gives masked keys exactly zero weight; every query keeps at least one key (bos).
+      scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+    }
+    weights = at::softmax(scores, -1);
+    context = at::matmul(dropout->forward(weights), kv.value);
+    if (!need_weights) weights = at::Tensor();
+  }
+  // [batch, heads, q_len, head_dim] -> [batch, q_len, d_model]
+  context = context.transpose(1, 2).reshape({batch, q_len, n_heads_ * head_dim_});
+  return {fc_o->forward(context), weights};
+}
+
+std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::forward(const at::Tensor& query,
+                                                                   const at::Tensor& key,
+                                                                   const at::Tensor& value,
+                                                                   const at::Tensor& mask) {
+  return attend(query, project(key, value), mask, /*need_weights=*/true);
+}
+
+}  // namespace nmt

@@ -1,0 +1,153 @@
+#include "model/decoder.h"
+
+#include "model/masks.h"
+#include "model/residual.h"
+
+namespace nmt {
+namespace {
+
+torch::nn::LayerNorm layer_norm(int64_t d_model) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}));
+}
+
+at::Tensor cat_or(const at::Tensor& cached, const at::Tensor& fresh) {
+  return cached.defined() ? at::cat({cached, fresh}, /*dim=*/2) : fresh;
+}
+
+}  // namespace
+
+void DecoderCache::select(const at::Tensor& index) {
+  for (auto& layer : layers) {
+    for (KeyValue* kv : {&layer.self, &layer.cross}) {
+      if (!kv->defined()) continue;
+      kv->key = kv->key.index_select(0, index);
+      kv->value = kv->value.index_select(0, index);
+    }
+  }
+}
+
+DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
+    : self_attention(register_module(
+          "self_attention",
+          MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout))),
+      cross_attention(register_module(
+          "cross_attention",
+          MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout))),
+      feedforward(register_module("feedforward",
+                                  PositionwiseFeedforward(config.d_model, config.d_ff,
+                                                          config.dropout, config.activation))),
+      self_attention_norm(register_module("self_attention_norm", layer_norm(config.d_model))),
+      cross_attention_norm(register_module("cross_attention_norm", layer_norm(config.d_model))),
+      feedforward_norm(register_module("feedforward_norm", layer_norm(config.d_model))),
+      dropout(register_module("dropout", torch::nn::Dropout(config.dropout))),
+      pre_norm_(config.norm == "pre") {}
+
+std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::cross_and_feedforward(
+    const at::Tensor& x, const KeyValue& memory_kv, const at::Tensor& src_mask,
+    bool need_weights) {
+  at::Tensor weights;  // [batch, heads, tgt_len, src_len]
+  auto h = residual(x, cross_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
+    auto [out, w] = cross_attention->attend(in, memory_kv, src_mask, need_weights);
+    weights = w;
+    return out;
+  });
+  h = residual(h, feedforward_norm, dropout, pre_norm_,
+               [&](const at::Tensor& in) { return feedforward->forward(in); });
+  return {h, weights};
+}
+
+std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::forward(const at::Tensor& x,
+                                                             const at::Tensor& memory,
+                                                             const at::Tensor& tgt_mask,
+                                                             const at::Tensor& src_mask,
+                                                             bool need_weights) {
+  auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
+    return std::get<0>(
+        self_attention->attend(in, self_attention->project(in, in), tgt_mask, false));
+  });
+  return cross_and_feedforward(h, cross_attention->project(memory, memory), src_mask,
+                               need_weights);
+}
+
+std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, LayerCache& cache,
+                                                          const at::Tensor& src_mask,
+                                                          bool need_weights) {
+  auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
+    const KeyValue fresh = self_attention->project(in, in);  // [batch, heads, new_len, head_dim]
+    cache.self = {cat_or(cache.self.key, fresh.key), cat_or(cache.self.value, fresh.value)};
+    // New positions see every cached position and, among themselves, only earlier ones.
+    const int64_t new_len = in.size(1);
+    const int64_t total = cache.self.key.size(2);
+    auto mask = make_causal_mask(total, in.device()).narrow(2, total - new_len, new_len);
+    return std::get<0>(self_attention->attend(in, cache.self, mask, false));
+  });
+  return cross_and_feedforward(h, cache.cross, src_mask, need_weights);
+}
+
+DecoderImpl::DecoderImpl(const ModelConfig& config, torch::nn::Embedding shared_tokens)
+    : embeddings(register_module(
+          "embeddings", Embeddings(config.tgt_vocab_size, config.d_model, config.max_len,
+                                   config.positions, config.dropout, shared_tokens))),
+      layers(register_module("layers", torch::nn::ModuleList())) {
+  for (int64_t i = 0; i < config.decoder_layers; ++i) layers->push_back(DecoderLayer(config));
+  if (config.norm == "pre") final_norm = register_module("final_norm", layer_norm(config.d_model));
+  if (config.tie_output) {
+    output_bias = register_parameter("output_bias", at::zeros({config.tgt_vocab_size}));
+  } else {
+    output = register_module("output", torch::nn::Linear(config.d_model, config.tgt_vocab_size));
+  }
+}
+
+DecoderOutput DecoderImpl::hidden(const at::Tensor& tgt, const at::Tensor& memory,
+                                  const at::Tensor& tgt_mask, const at::Tensor& src_mask,
+                                  bool need_weights) {
+  DecoderOutput out;
+  auto x = embeddings->forward(tgt);  // [batch, tgt_len, d_model]
+  for (const auto& layer : *layers) {
+    auto [h, weights] =
+        layer->as<DecoderLayer>()->forward(x, memory, tgt_mask, src_mask, need_weights);
+    x = h;
+    if (need_weights) out.attention.push_back(weights);
+  }
+  out.hidden = final_norm ? final_norm->forward(x) : x;
+  return out;
+}
+
+at::Tensor DecoderImpl::project(const at::Tensor& hidden_states) {
+  if (output) return output->forward(hidden_states);
+  return at::linear(hidden_states, embeddings->token_weight(), output_bias);
+}
+
+std::tuple<at::Tensor, at::Tensor> DecoderImpl::forward(const at::Tensor& tgt,
+                                                        const at::Tensor& memory,
+                                                        const at::Tensor& tgt_mask,
+                                                        const at::Tensor& src_mask) {
+  auto out = hidden(tgt, memory, tgt_mask, src_mask, /*need_weights=*/true);
+  return {project(out.hidden), out.attention.back()};
+}
+
+DecoderCache DecoderImpl::start(const at::Tensor& memory) {
+  DecoderCache cache;
+  for (const auto& layer : *layers) {
+    auto& cross = layer->as<DecoderLayer>()->cross_attention;
+    cache.layers.push_back({KeyValue{}, cross->project(memory, memory)});
+  }
+  return cache;
+}
+
+DecoderOutput DecoderImpl::step(const at::Tensor& tokens, DecoderCache& cache,
+                                const at::Tensor& src_mask, bool need_weights) {
+  DecoderOutput out;
+  auto x = embeddings->forward(tokens, cache.length);  // [batch, new_len, d_model]
+  for (size_t i = 0; i < layers->size(); ++i) {
+    auto [h, weights] =
+        layers[i]->as<DecoderLayer>()->step(x, cache.layers[i], src_mask, need_weights);
+    x = h;
+    if (need_weights) out.attention.push_back(weights);
+  }
+  cache.length += tokens.size(1);
+  out.hidden = final_norm ? final_norm->forward(x) : x;
+  return out;
+}
+
+}  // namespace nmt

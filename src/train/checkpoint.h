@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <string>
+
+#include <torch/optim/optimizer.h>
+
+#include "core/config.h"
+#include "data/tokenizer.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// Training progress stored in every checkpoint, enough to resume exactly.
+struct TrainingState {
+  int64_t step = 0;            ///< optimizer steps done
+  int64_t epoch = 0;           ///< epoch in progress (0-based)
+  int64_t batch_in_epoch = 0;  ///< batches of `epoch` already consumed
+  double best_metric = std::numeric_limits<double>::quiet_NaN();  ///< best validation metric
+  int64_t best_step = 0;       ///< step of the best validation
+  int64_t bad_validations = 0; ///< validations since the best (early stopping)
+  double train_seconds = 0.0;  ///< training wall-clock so far (for train.max_minutes)
+  at::Tensor rng_state;        ///< CPU generator state (dropout), restored on resume
+};
+
+/// A model ready to use, with everything it came with.
+struct LoadedModel {
+  Config config;          ///< the full config the model was trained with (vocab sizes set)
+  Seq2Seq model{nullptr};
+  Tokenizer tokenizer;
+  TrainingState state;
+};
+
+/// Writes model weights, optimizer state (if given), training state, the config (JSON) and the
+/// tokenizer model(s) into one file. Atomic: written to `<path>.tmp` then renamed, so a crash
+/// never leaves a broken file at `path`.
+void save_checkpoint(const std::filesystem::path& path, const Config& config, Seq2Seq& model,
+                     const Tokenizer& tokenizer, const TrainingState& state,
+                     torch::optim::Optimizer* optimizer = nullptr);
+
+/// Resolves a checkpoint argument: a file as is; a run directory to its best.pt, else last.pt.
+/// Missing paths are an nmt::Error naming them.
+std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
+
+/// Loads a checkpoint (file or run directory) onto `device`. Corrupt or foreign files are an
+/// nmt::Error naming the file. The model is left in eval() mode.
+LoadedModel load_checkpoint(const std::filesystem::path& path, const at::Device& device);
+
+/// Restores the optimizer state saved with a checkpoint.
+void load_optimizer_state(const std::filesystem::path& path, torch::optim::Optimizer& optimizer);
+
+}  // namespace nmt

@@ -1,0 +1,81 @@
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "test_util.h"
+
+namespace nmt {
+namespace {
+
+TEST(Config, JsonRoundTripKeepsEveryField) {
+  Config config;
+  config.model.d_model = 128;
+  config.model.positions = "sinusoidal";
+  config.model.share_embeddings = true;
+  config.data.src_lang = "de";
+  config.data.tgt_lang = "en";
+  config.train.lr = 3e-4;
+  config.decode.beam = 5;
+  const auto dir = test::temp_dir("config");
+  save_config(config, dir / "c.json");
+  const Config loaded = load_config(dir / "c.json");
+  EXPECT_EQ(config_to_json(loaded), config_to_json(config));
+  EXPECT_EQ(loaded.model.d_model, 128);
+  EXPECT_EQ(loaded.model.positions, "sinusoidal");
+  EXPECT_TRUE(loaded.model.share_embeddings);
+  EXPECT_DOUBLE_EQ(loaded.train.lr, 3e-4);
+}
+
+TEST(Config, UnknownKeyIsAnErrorNamingIt) {
+  nlohmann::json json = {{"model", {{"d_modle", 128}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); }, "unknown key 'd_modle'");
+  json = {{"optimizer", {{"lr", 1}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); }, "unknown section 'optimizer'");
+}
+
+TEST(Config, WrongTypeIsAnErrorNamingTheKey) {
+  nlohmann::json json = {{"model", {{"d_model", "big"}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); }, "model.d_model: expected an integer");
+  json = {{"model", {{"d_model", 1.5}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); }, "model.d_model: expected an integer");
+  json = {{"train", {{"validate_at_start", 1}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); }, "expected true or false");
+}
+
+TEST(Config, OutOfRangeValuesNameKeyAndRange) {
+  Config config;
+  test::expect_error([&] { apply_overrides(config, {"model.dropout=1.5"}); },
+                     "model.dropout = 1.5 is out of range: must be in [0, 0.99]");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"model.n_heads=3"}); }, "not divisible");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"model.activation=tanh"}); },
+                     "choose one of relu, gelu");
+}
+
+TEST(Config, OverridesParseValuesAndBareStrings) {
+  Config config;
+  apply_overrides(config, {"train.lr=3e-4", "train.device=cpu", "data.dir=/tmp/m30k",
+                           "model.tie_output=true", "train.name=123"});
+  EXPECT_DOUBLE_EQ(config.train.lr, 3e-4);
+  EXPECT_EQ(config.train.device, "cpu");
+  EXPECT_EQ(config.data.dir, "/tmp/m30k");
+  EXPECT_TRUE(config.model.tie_output);
+  EXPECT_EQ(config.train.name, "123");
+  test::expect_error([&] { apply_overrides(config, {"train.lr"}); }, "expected section.key=value");
+  test::expect_error([&] { apply_overrides(config, {"train.lrr=1"}); }, "unknown key 'lrr'");
+}
+
+TEST(Config, LoadReportsFileAndParseErrors) {
+  const auto dir = test::temp_dir("config_bad");
+  test::expect_error([&] { load_config(dir / "missing.json"); }, "missing.json: cannot open");
+  std::ofstream(dir / "bad.json") << "{\"model\": {";
+  test::expect_error([&] { load_config(dir / "bad.json"); }, "bad.json: invalid JSON");
+}
+
+}  // namespace
+}  // namespace nmt
