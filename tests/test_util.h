@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/config.h"
 #include "core/error.h"
 
 namespace nmt::test {
@@ -30,6 +31,34 @@ inline void expect_error(const std::function<void()>& f, const std::string& need
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
         << "message: " << e.what() << "\nexpected to contain: " << needle;
   }
+}
+
+/// A small, fast training config over the fixture corpus (tests/fixtures/tiny.*), writing its
+/// run into `run_dir`. CPU, fp32, one thread: deterministic.
+inline Config tiny_config(const std::filesystem::path& run_dir) {
+  Config c;
+  c.model.d_model = 32;
+  c.model.n_heads = 2;
+  c.model.encoder_layers = 1;
+  c.model.decoder_layers = 1;
+  c.model.d_ff = 64;
+  c.model.max_len = 64;
+  c.data.dir = NMT_FIXTURES_DIR;
+  c.data.train_split = "tiny";
+  c.data.valid_split = "tiny_val";
+  c.data.vocab_size = 150;
+  c.data.batch_tokens = 400;
+  c.train.run_dir = run_dir.string();
+  c.train.device = "cpu";
+  c.train.threads = 1;
+  c.train.lr = 3e-3;
+  c.train.warmup_steps = 10;
+  c.train.max_epochs = 1;
+  c.train.log_every = 1;
+  c.train.valid_bleu = false;
+  c.train.metric = "loss";
+  c.train.keep_checkpoints = 2;
+  return c;
 }
 
 }  // namespace nmt::test

@@ -186,6 +186,9 @@ void TrainConfig::validate() const {
   check_min("train.log_every", log_every, 1);
   check_min("train.validate_every", validate_every, 0);
   check_choice("train.metric", metric, {"bleu", "loss"});
+  if (metric == "bleu" && !valid_bleu) {
+    throw Error("train.metric = 'bleu' needs train.valid_bleu = true (or use train.metric = loss)");
+  }
   check_min("train.patience", patience, 0);
   check_min("train.keep_checkpoints", keep_checkpoints, 0);
 }
@@ -260,6 +263,16 @@ void save_config(const Config& config, const std::filesystem::path& path) {
   std::ofstream out(path);
   if (!out) throw Error(path.string() + ": cannot write config file");
   out << config_to_json(config).dump(2) << "\n";
+}
+
+std::string first_difference(const Config& a, const Config& b, const std::string& section) {
+  const json left = config_to_json(a).at(section), right = config_to_json(b).at(section);
+  for (const auto& [key, value] : left.items()) {
+    if (right.at(key) != value) {
+      return section + "." + key + " = " + value.dump() + " vs " + right.at(key).dump();
+    }
+  }
+  return "";
 }
 
 void apply_override(Config& config, const std::string& assignment) {

@@ -154,6 +154,9 @@ nlohmann::json config_to_json(const Config& config);
 Config load_config(const std::filesystem::path& path);
 /// Writes the config as pretty JSON.
 void save_config(const Config& config, const std::filesystem::path& path);
+/// The first "section.key" whose value differs between `a` and `b` within `section`, with both
+/// values, e.g. "model.d_model = 256 vs 512"; empty when the sections are equal.
+std::string first_difference(const Config& a, const Config& b, const std::string& section);
 /// Applies one `section.key=value` override; the value is parsed as JSON, else taken as a string.
 void apply_override(Config& config, const std::string& assignment);
 /// Applies overrides in order, then validates.

@@ -5,6 +5,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/config.h"
+
 namespace nmt {
 
 /// One sentence pair as subword ids, without bos/eos.
@@ -34,14 +36,18 @@ struct BatchingOptions {
   int64_t seed = 1;             ///< with the epoch, determines the order
 };
 
+/// The batching options a DataConfig describes (data.batch_tokens, pool_batches, seed).
+BatchingOptions batching_options(const DataConfig& data);
+
 /// Cuts `examples` into batches of indices for one epoch: shuffle with (seed, epoch), sort within
-/// pools by length, cut batches under the token budget, shuffle the batch order. Deterministic in
-/// (seed, epoch); every example appears exactly once. An example too long for the budget on its
-/// own forms a batch by itself.
+/// pools of about pool_batches batches by (longer side, source length, target length), cut
+/// batches under the token budget, shuffle the batch order. Deterministic in (seed, epoch) on
+/// every platform (mt19937_64 seeded through seed_seq, own Fisher-Yates); every example appears
+/// exactly once. An example too long for the budget on its own forms a batch by itself.
 std::vector<std::vector<size_t>> make_batches(const std::vector<Example>& examples,
                                               const BatchingOptions& options, int64_t epoch);
 
-/// Batches for evaluation: sorted by length, no shuffling, same budget rule.
+/// Batches for evaluation: sorted by length (same key), no shuffling, same budget rule.
 std::vector<std::vector<size_t>> make_sorted_batches(const std::vector<Example>& examples,
                                                      int64_t batch_tokens);
 

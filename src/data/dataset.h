@@ -33,9 +33,11 @@ struct EncodedSplit {
 EncodedSplit load_split(const DataConfig& data, const std::string& split, const Tokenizer& tokenizer,
                         bool filter_long = true);
 
-/// The tokenizer of a run: loads it from `run_dir` if its model file(s) exist, otherwise trains
-/// it on data.train_split and writes it there.
-Tokenizer prepare_tokenizer(const DataConfig& data, const std::filesystem::path& run_dir);
+/// The tokenizer of a run: loads it from `run_dir` if its model file(s) exist
+/// (Tokenizer::model_files), otherwise trains it on data.train_split (non-empty lines, trimmed)
+/// and writes it there. `trained`, when given, says which happened.
+Tokenizer prepare_tokenizer(const DataConfig& data, const std::filesystem::path& run_dir,
+                            bool* trained = nullptr);
 
 /// A human-readable multi-line summary of a split (pairs kept/filtered, tokens per side,
 /// average pieces per sentence).

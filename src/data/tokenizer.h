@@ -25,12 +25,21 @@ class Tokenizer {
                          const std::vector<std::string>& tgt_sentences,
                          const std::filesystem::path& out_dir);
 
+  /// The model file(s) train() writes into `dir` for this config: `spm.model` (joint) or
+  /// `spm.<src_lang>.model` and `spm.<tgt_lang>.model` (source first).
+  static std::vector<std::filesystem::path> model_files(const DataConfig& data,
+                                                        const std::filesystem::path& dir);
+
   /// Loads model file(s) as written by train(): one path (joint) or two (src, tgt).
+  /// A missing or corrupt file, or special ids other than 0..3, is an nmt::Error naming it.
   static Tokenizer load(const std::vector<std::filesystem::path>& model_files);
 
   /// Loads from serialized model protos (what checkpoints embed): one (joint) or two (src, tgt).
   static Tokenizer from_serialized(const std::vector<std::string>& protos);
 
+  /// Copies share the (immutable) models.
+  Tokenizer(const Tokenizer&);
+  Tokenizer& operator=(const Tokenizer&);
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
@@ -40,7 +49,8 @@ class Tokenizer {
   /// Pieces (for display, e.g. attention heat maps).
   std::vector<std::string> src_pieces(const std::string& text) const;
   std::vector<std::string> tgt_pieces(const std::vector<int64_t>& ids) const;
-  /// Detokenized text; pad/bos/eos ids are skipped, decoding stops at nothing else.
+  /// Detokenized text; pad/bos/eos ids are skipped, decoding stops at nothing else; unk decodes
+  /// as " ⁇ ". An id outside the vocabulary is an nmt::Error.
   std::string decode_tgt(const std::vector<int64_t>& ids) const;
   std::string decode_src(const std::vector<int64_t>& ids) const;
 

@@ -10,35 +10,58 @@
 
 namespace nmt {
 
+// Search over the target vocabulary. Every function runs under NoGradGuard and switches the model
+// to eval() for its duration (restoring the previous mode), so it can be called from training.
+// Output lengths: a hypothesis holds at most max_output_length() tokens (eos excluded); one that
+// reaches the limit ends there without eos.
+
 /// One finished hypothesis.
 struct Hypothesis {
   std::vector<int64_t> tokens;  ///< target ids, without bos and eos
-  double log_prob = 0.0;        ///< sum of token log-probabilities (eos included)
+  double log_prob = 0.0;        ///< sum of token log-probabilities (eos included when emitted)
   double score = 0.0;           ///< log_prob / GNMT length penalty (beam); log_prob (greedy)
 };
 
-/// Output length limit for a source of `src_len` tokens: src_len + decode.max_len_offset,
-/// capped by the model's position table.
+/// GNMT length penalty ((5 + length) / 6)^alpha (Wu et al. 2016, §7). `length` counts the
+/// hypothesis' tokens including eos when it has one.
+double gnmt_length_penalty(int64_t length, double alpha);
+
+/// Output length limit for a source of `src_len` tokens (eos excluded):
+/// src_len + decode.max_len_offset, capped by the model's position table (max_len - 1, so that
+/// every decoder input position exists), and at least 1.
 int64_t max_output_length(const Seq2Seq& model, int64_t src_len, const DecodeConfig& config);
 
 /// Greedy decoding with the incremental decoder (cached self-attention keys/values and cached
-/// encoder projections). src [batch, src_len] (padded, eos-terminated) -> one hypothesis per row.
-/// Runs under NoGradGuard; the model should be in eval() mode.
+/// encoder projections); finished rows are dropped from the batch and the cache.
+/// src [batch, src_len] (padded, eos-terminated) -> one hypothesis per row.
 std::vector<Hypothesis> greedy_search(Seq2Seq& model, const at::Tensor& src,
                                       const DecodeConfig& config);
 
 /// The tutorial loop: recomputes the whole decoder over the full prefix at every step, one
-/// sentence (row) at a time. The reference the cached search must match token for token.
+/// sentence (row, padding stripped) at a time. The reference the cached search must match token
+/// for token.
 std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& src,
                                             const DecodeConfig& config);
 
-/// Beam search with the GNMT length penalty ((5 + |y|) / 6)^alpha (Wu et al. 2016, §7).
+/// Beam search with the GNMT length penalty, batched over sentences × beam; the decoder cache is
+/// reordered (and finished sentences dropped) with DecoderCache::select. An eos among the top
+/// `beam` candidates finishes that hypothesis (score = log_prob / lp). A sentence is done when
+/// `beam` hypotheses have finished, or when its nbest-th best finished score cannot be beaten by
+/// any live hypothesis (log-probs only fall; the penalty is bounded by the length limit).
 /// Returns, per row, the config.nbest best hypotheses, best first. beam = 1 equals greedy.
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tensor& src,
                                                  const DecodeConfig& config);
 
+/// Batches of indices into `lengths` for decoding: sorted by length (stable), each batch within
+/// `batch_tokens` (rows × (longest + 1) for eos); a source too long for the budget on its own
+/// forms a batch by itself.
+std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
+                                                int64_t batch_tokens);
+
 /// Decodes already encoded sources (ids without eos) in token-budget batches sorted by length;
-/// results come back in input order (nbest per input). Uses greedy_search when beam == 1.
+/// results come back in input order (config.nbest per input). Uses greedy_search when beam == 1.
+/// A source longer than the model's position table (max_len - 1 tokens) is an nmt::Error: callers
+/// truncate (Translator does, with a warning).
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,

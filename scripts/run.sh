@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The main job, from a fresh machine: set up, fetch Multi30k, train the default English→German
+# config, evaluate the best checkpoint on test_2016_flickr, plot the training curves.
+# Re-running continues an interrupted run (Ctrl-C saves; this script resumes).
+#
+#   scripts/run.sh                                  # configs/multi30k_en_de.json
+#   CONFIG=configs/multi30k_de_en.json scripts/run.sh
+#   scripts/run.sh --set train.max_minutes=10       # extra arguments go to `nmt train`
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+config=${CONFIG:-configs/multi30k_en_de.json}
+
+scripts/setup.sh
+scripts/get_multi30k.sh
+name=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["train"]["name"])' "$config")
+run_dir=checkpoints/$name
+if [[ -f "$run_dir/last.pt" ]]; then
+  build/nmt train --resume "$run_dir" "$@"
+else
+  build/nmt train --config "$config" "$@"
+fi
+build/nmt evaluate --checkpoint "$run_dir" --split test_2016_flickr
+/usr/bin/python3 scripts/plot_metrics.py "$run_dir/metrics.jsonl" || true

@@ -1,0 +1,116 @@
+// nmt bench <benchmark>: speed measurements. Each benchmark is one entry of kBenchmarks; `decode`
+// compares the tutorial's decoding loop with batched cached greedy and beam search.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/decode_options.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "data/corpus.h"
+#include "decode/benchmark.h"
+
+namespace nmt::cli {
+namespace {
+
+/// One `nmt bench <name>` benchmark; `run` gets argv with argv[0] = "nmt bench <name>".
+struct Benchmark {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);
+};
+
+/// Source ids of the first `limit` lines, cut to the model's position table.
+std::vector<std::vector<int64_t>> bench_sources(const DecodeSession& session,
+                                                const std::vector<std::string>& lines,
+                                                int64_t limit) {
+  const auto max_src = static_cast<size_t>(session.loaded.config.model.max_len - 1);
+  std::vector<std::vector<int64_t>> sources;
+  for (const auto& line : lines) {
+    if (static_cast<int64_t>(sources.size()) >= limit) break;
+    auto ids = session.loaded.tokenizer.encode_src(line);
+    if (ids.size() > max_src) ids.resize(max_src);
+    sources.push_back(std::move(ids));
+  }
+  if (sources.empty()) throw Error("bench decode: no sentences to decode");
+  return sources;
+}
+
+int run_bench_decode(int argc, char** argv) {
+  cxxopts::Options options(argv[0],
+                           "Decoding speed of the tutorial loop (one sentence at a time, decoder "
+                           "recomputed over the whole prefix) against batched greedy search with "
+                           "the decoder cache and batched beam search.\n\n"
+                           "  nmt bench decode --checkpoint checkpoints/multi30k_en_de --limit 200\n");
+  add_decode_options(options);
+  options.add_options("benchmark")
+      ("split", "split of the checkpoint's data.dir to decode (source side)",
+       cxxopts::value<std::string>()->default_value("test_2016_flickr"), "NAME")
+      ("src", "decode this file instead of --split", cxxopts::value<std::string>(), "FILE")
+      ("limit", "decode the first N sentences", cxxopts::value<int64_t>()->default_value("300"),
+       "N")
+      ("bench-beam", "beam size of the beam-search run",
+       cxxopts::value<int64_t>()->default_value("5"), "N");
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  auto session = open_decode_session(args);
+  const auto& data = session.loaded.config.data;
+  const auto file = args.count("src") ? std::filesystem::path(args["src"].as<std::string>())
+                                      : split_file(data.dir, args["split"].as<std::string>(),
+                                                   data.src_lang);
+  const auto sources = bench_sources(session, read_lines(file), args["limit"].as<int64_t>());
+  std::printf("%s: %zu sentences from %s, %s\n", session.checkpoint.string().c_str(),
+              sources.size(), file.string().c_str(), describe_device(session.device).c_str());
+  const auto timings =
+      benchmark_decoding(session.loaded.model, sources, session.translator->config(),
+                         args["bench-beam"].as<int64_t>(), session.device);
+  std::printf("%-46s %10s %12s %9s %9s\n", "method", "sent/s", "tokens/s", "seconds", "speedup");
+  for (const auto& t : timings) {
+    std::printf("%-46s %10.1f %12.0f %9.2f %8.1fx\n", t.method.c_str(), t.sentences_per_second(),
+                t.tokens_per_second(), t.seconds,
+                t.seconds > 0 ? timings.front().seconds / t.seconds : 0.0);
+  }
+  std::printf("naive and cached greedy outputs differ on %lld of %zu sentences\n",
+              static_cast<long long>(count_differences(timings[0], timings[1])), sources.size());
+  return 0;
+}
+
+/// `nmt bench train` goes here when it exists.
+const std::vector<Benchmark> kBenchmarks = {
+    {"decode", "naive vs batched cached greedy vs beam search", run_bench_decode},
+};
+
+std::string benchmark_list() {
+  std::string list;
+  for (const auto& b : kBenchmarks) list += std::string("\n  ") + b.name + "  " + b.summary;
+  return list;
+}
+
+int run_bench(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') {
+    if (argc >= 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
+      std::printf("usage: nmt bench <benchmark> [options]%s\n", benchmark_list().c_str());
+      return 0;
+    }
+    throw Error("nmt bench: name a benchmark first (nmt bench <benchmark> --help):" +
+                benchmark_list());
+  }
+  for (const auto& benchmark : kBenchmarks) {
+    if (argv[1] == std::string(benchmark.name)) {
+      std::string name = std::string(argv[0]) + " " + benchmark.name;
+      argv[1] = name.data();
+      return benchmark.run(argc - 1, argv + 1);
+    }
+  }
+  throw Error("nmt bench: unknown benchmark '" + std::string(argv[1]) + "'; available:" +
+              benchmark_list());
+}
+
+const bool registered =
+    register_command({"bench", "speed benchmarks (nmt bench decode ...)", run_bench, 70});
+
+}  // namespace
+}  // namespace nmt::cli

@@ -1,0 +1,83 @@
+// nmt prepare: trains (or loads) the run's SentencePiece tokenizer and prints corpus statistics,
+// so vocabulary, filtering and batching choices can be checked before a long training run.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "data/batching.h"
+#include "data/dataset.h"
+
+namespace nmt::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// One line on the batches of `split`: count, mean rows, padding.
+void print_batches(const char* what, const EncodedSplit& split,
+                   const std::vector<std::vector<size_t>>& batches, int64_t batch_tokens) {
+  const double rows = batches.empty() ? 0.0
+                                      : static_cast<double>(split.examples.size()) /
+                                            static_cast<double>(batches.size());
+  std::printf("  %s batches (data.batch_tokens=%lld): %zu batches, %.1f pairs/batch, "
+              "padding %.2f%%\n",
+              what, static_cast<long long>(batch_tokens), batches.size(), rows,
+              100.0 * padding_ratio(split.examples, batches));
+}
+
+int run_prepare(int argc, char** argv) {
+  cxxopts::Options options(argv[0],
+                           "Trains the tokenizer into the run directory (or loads it from there) "
+                           "and prints corpus statistics.");
+  add_config_options(options);
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  const Config config = config_from_args(args);
+  const DataConfig& data = config.data;
+  const std::filesystem::path run_dir = config.train.resolved_run_dir();
+
+  auto start = Clock::now();
+  bool trained = false;
+  const Tokenizer tokenizer = prepare_tokenizer(data, run_dir, &trained);
+  const double tokenizer_s = seconds_since(start);
+  std::printf("tokenizer: %s %s %s model(s) in %s: vocab %lld (source), %lld (target) [%.2f s]\n",
+              trained ? "trained" : "loaded", tokenizer.joint() ? "joint" : "separate",
+              data.vocab_type.c_str(), run_dir.string().c_str(),
+              static_cast<long long>(tokenizer.src_vocab_size()),
+              static_cast<long long>(tokenizer.tgt_vocab_size()), tokenizer_s);
+
+  start = Clock::now();
+  const EncodedSplit train = load_split(data, data.train_split, tokenizer);
+  const double train_s = seconds_since(start);
+  std::cout << describe(data.train_split + " (" + data.src_lang + "->" + data.tgt_lang + ")",
+                        train.stats);
+  start = Clock::now();
+  const auto batches = make_batches(train.examples, batching_options(data), 1);
+  const double batch_s = seconds_since(start);
+  print_batches("epoch 1", train, batches, data.batch_tokens);
+
+  start = Clock::now();
+  const EncodedSplit valid = load_split(data, data.valid_split, tokenizer);
+  const double valid_s = seconds_since(start);
+  std::cout << describe(data.valid_split, valid.stats);
+  print_batches("sorted", valid, make_sorted_batches(valid.examples, data.batch_tokens),
+                data.batch_tokens);
+
+  std::printf("timings: tokenizer %.2f s, read+encode %s %.2f s, %s %.2f s, batching %.3f s\n",
+              tokenizer_s, data.train_split.c_str(), train_s, data.valid_split.c_str(), valid_s,
+              batch_s);
+  return 0;
+}
+
+}  // namespace
+
+static const bool registered = register_command(
+    {"prepare", "train the tokenizer and print corpus statistics", run_prepare, 10});
+
+}  // namespace nmt::cli

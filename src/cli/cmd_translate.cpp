@@ -1,0 +1,192 @@
+// nmt translate: argv -> DecodeConfig -> Translator. Text comes from the arguments, a file or
+// stdin (line by line, in chunks, output flushed per chunk; interactive on a terminal).
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/decode_options.h"
+#include "core/error.h"
+#include "decode/attention_svg.h"
+#include "decode/translator.h"
+
+namespace nmt::cli {
+namespace {
+
+constexpr size_t kMaxChunkLines = 512;
+
+/// Where translations go and how they are written.
+struct OutputFormat {
+  std::ostream* out = &std::cout;
+  int64_t nbest = 1;  ///< > 1: exactly nbest lines "score<TAB>text" per input
+};
+
+/// Writes one input's translations; failed lines give empty output lines (alignment is kept).
+void write_result(const TranslationResult& result, const OutputFormat& format) {
+  if (format.nbest <= 1) {
+    *format.out << result.best() << '\n';
+    return;
+  }
+  for (int64_t i = 0; i < format.nbest; ++i) {
+    const auto index = static_cast<size_t>(i);
+    if (index < result.nbest.size()) {
+      char score[32];
+      std::snprintf(score, sizeof score, "%.4f", result.nbest[index].score);
+      *format.out << score << '\t' << result.nbest[index].text << '\n';
+    } else {
+      *format.out << "-inf\t\n";  // fewer hypotheses (empty or failed input)
+    }
+  }
+}
+
+/// True if more input can be read from `fd` without blocking (-1: a file, always true).
+bool input_ready(std::istream& in, int fd) {
+  if (fd < 0 || in.rdbuf()->in_avail() > 0) return true;
+  pollfd poll_fd{fd, POLLIN, 0};
+  return ::poll(&poll_fd, 1, 0) > 0;
+}
+
+/// Translates `in` line by line, batching the lines already available (up to kMaxChunkLines) so
+/// a pipe or file is decoded in batches while a line-at-a-time writer gets each answer at once.
+/// Returns the number of lines that failed.
+size_t translate_stream(Translator& translator, std::istream& in, int fd,
+                        const OutputFormat& format) {
+  size_t failed = 0, line_number = 1;
+  std::vector<std::string> chunk;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    chunk.push_back(std::move(line));
+    if (chunk.size() < kMaxChunkLines && input_ready(in, fd) && in.peek() != EOF) continue;
+    for (const auto& result : translator.translate(chunk, line_number)) {
+      failed += result.ok() ? 0 : 1;
+      write_result(result, format);
+    }
+    format.out->flush();
+    line_number += chunk.size();
+    chunk.clear();
+  }
+  return failed;
+}
+
+/// The interactive loop on a terminal: prompt, translate each line as entered.
+size_t interactive(Translator& translator, const OutputFormat& format) {
+  std::cerr << "nmt translate: type a sentence and press Enter (Ctrl-D to quit)\n";
+  size_t failed = 0, line_number = 1;
+  std::string line;
+  while ((std::cerr << "> " << std::flush) && std::getline(std::cin, line)) {
+    const auto results = translator.translate({line}, line_number++);
+    failed += results[0].ok() ? 0 : 1;
+    write_result(results[0], format);
+    format.out->flush();
+  }
+  std::cerr << '\n';
+  return failed;
+}
+
+/// Writes the attention heat map of `source`'s best translation.
+void write_attention(Translator& translator, const std::string& source,
+                     const cxxopts::ParseResult& args) {
+  const auto results = translator.translate({source});
+  if (!results[0].ok()) throw Error("--attention: " + *results[0].error);
+  if (results[0].nbest.empty() || results[0].nbest[0].tokens.empty()) {
+    throw Error("--attention: the first input is empty or has an empty translation");
+  }
+  AttentionOptions options;
+  if (args.count("layer")) options.layer = args["layer"].as<int64_t>();
+  if (args.count("head")) options.head = args["head"].as<int64_t>();
+  const auto path = args["attention"].as<std::string>();
+  write_svg(path, attention_svg(translator.attention(source, results[0].nbest[0].tokens, options)));
+  std::cerr << "attention (layer " << options.layer << ", head "
+            << (options.head < 0 ? std::string("mean") : std::to_string(options.head))
+            << ") written to " << path << "\n";
+}
+
+void add_translate_options(cxxopts::Options& options) {
+  options.add_options("input/output")
+      ("input", "read sentences from FILE (one per line) instead of stdin",
+       cxxopts::value<std::string>(), "FILE")
+      ("output", "write translations to FILE instead of stdout", cxxopts::value<std::string>(),
+       "FILE")
+      ("attention", "write the cross-attention heat map of the first input's best translation "
+       "to FILE.svg", cxxopts::value<std::string>(), "FILE")
+      ("layer", "decoder layer for --attention (negative counts from the end)",
+       cxxopts::value<int64_t>()->default_value("-1"), "L")
+      ("head", "attention head for --attention (-1: mean over heads)",
+       cxxopts::value<int64_t>()->default_value("-1"), "H")
+      ("text", "sentences to translate", cxxopts::value<std::vector<std::string>>());
+  options.parse_positional({"text"});
+  options.positional_help("[TEXT ...]");
+}
+
+int run_translate(int argc, char** argv) {
+  cxxopts::Options options(
+      argv[0],
+      "Translate sentences with a trained model. One line out per input: TEXT arguments, "
+      "--input FILE or stdin (line by line; empty lines stay empty; interactive on a terminal).\n"
+      "With --nbest K every input gives exactly K lines \"score<TAB>text\", best first (scores "
+      "are length-penalised log-probabilities; missing hypotheses print as \"-inf<TAB>\").\n"
+      "Lines that cannot be translated (invalid UTF-8) are reported on stderr with their line "
+      "number, give an empty output line, and make the exit status 1.\n\n"
+      "  nmt translate --checkpoint checkpoints/multi30k_en_de \"A dog runs.\"\n"
+      "  nmt translate --checkpoint run/best.pt --beam 5 < test.en > hyp.de\n");
+  std::ios::sync_with_stdio(false);  // std::cin buffers itself, so in_avail() sees whole chunks
+  add_decode_options(options);
+  add_translate_options(options);
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  auto session = open_decode_session(args);
+  Translator& translator = *session.translator;
+
+  std::unique_ptr<std::ofstream> file_out;
+  OutputFormat format{&std::cout, translator.config().nbest};
+  if (args.count("output")) {
+    const auto path = args["output"].as<std::string>();
+    file_out = std::make_unique<std::ofstream>(path, std::ios::binary);
+    if (!*file_out) throw Error("cannot write --output " + path);
+    format.out = file_out.get();
+  }
+  size_t failed = 0;
+  std::optional<std::string> first_input;
+  if (args.count("text")) {
+    const auto texts = args["text"].as<std::vector<std::string>>();
+    for (const auto& result : translator.translate(texts)) {
+      failed += result.ok() ? 0 : 1;
+      write_result(result, format);
+    }
+    first_input = texts.front();
+  } else if (args.count("input")) {
+    const auto path = args["input"].as<std::string>();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
+    failed = translate_stream(translator, in, -1, format);
+    if (args.count("attention")) {
+      std::ifstream again(path, std::ios::binary);
+      first_input.emplace();
+      std::getline(again, *first_input);
+    }
+  } else if (::isatty(STDIN_FILENO)) {
+    failed = interactive(translator, format);
+  } else {
+    if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
+    failed = translate_stream(translator, std::cin, STDIN_FILENO, format);
+  }
+  format.out->flush();
+  if (args.count("attention") && first_input) write_attention(translator, *first_input, args);
+  if (failed > 0) std::cerr << failed << " line(s) could not be translated (see above)\n";
+  return failed > 0 ? 1 : 0;
+}
+
+const bool registered = register_command(
+    {"translate", "translate text, a file or stdin with a checkpoint", run_translate, 40});
+
+}  // namespace
+}  // namespace nmt::cli

@@ -1,0 +1,61 @@
+#include "cli/decode_options.h"
+
+#include <string>
+
+#include "core/device.h"
+#include "core/error.h"
+
+namespace nmt::cli {
+
+void add_decode_options(cxxopts::Options& options) {
+  options.add_options("model")
+      ("checkpoint", "checkpoint file, or a run directory (its best.pt, else last.pt)",
+       cxxopts::value<std::string>(), "PATH")
+      ("device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))
+      ("threads", "CPU threads (0: one per core; default: the checkpoint's train.threads)",
+       cxxopts::value<int64_t>(), "N")
+      ("precision", "fp32 | bf16 (autocast matmuls)",
+       cxxopts::value<std::string>()->default_value("fp32"));
+  options.add_options("decoding (defaults: the checkpoint's decode section)")
+      ("beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")
+      ("nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")
+      ("length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")
+      ("max-len", "output limit: source length + N pieces (decode.max_len_offset)",
+       cxxopts::value<int64_t>(), "N")
+      ("batch-tokens", "source-token budget per decoding batch", cxxopts::value<int64_t>(), "N");
+}
+
+DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
+  if (args.count("beam")) base.beam = args["beam"].as<int64_t>();
+  if (args.count("nbest")) {
+    base.nbest = args["nbest"].as<int64_t>();
+    if (!args.count("beam") && base.beam < base.nbest) base.beam = base.nbest;
+  }
+  if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
+  if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
+  if (args.count("batch-tokens")) base.batch_tokens = args["batch-tokens"].as<int64_t>();
+  base.validate();
+  return base;
+}
+
+DecodeSession open_decode_session(const cxxopts::ParseResult& args,
+                                  const std::vector<std::string>& overrides) {
+  if (!args.count("checkpoint")) throw Error("--checkpoint PATH is required");
+  const auto device = resolve_device(args["device"].as<std::string>());
+  const auto path = resolve_checkpoint(args["checkpoint"].as<std::string>());
+  DecodeSession session{path, load_checkpoint(path, device), device, nullptr, nullptr};
+  apply_overrides(session.loaded.config, overrides);
+  configure_threads(args.count("threads") ? args["threads"].as<int64_t>()
+                                          : session.loaded.config.train.threads);
+  const auto precision = args["precision"].as<std::string>();
+  if (precision != "fp32" && precision != "bf16") {
+    throw Error("--precision " + precision + " is not valid: use fp32 or bf16");
+  }
+  session.autocast = std::make_unique<AutocastGuard>(precision, device);
+  const auto decode = decode_config_from_args(session.loaded.config.decode, args);
+  session.translator = std::make_unique<Translator>(session.loaded.model,
+                                                    session.loaded.tokenizer, decode, device);
+  return session;
+}
+
+}  // namespace nmt::cli

@@ -1,0 +1,43 @@
+#pragma once
+
+// Options shared by the subcommands that decode with a checkpoint (translate, evaluate, bench):
+// the checkpoint, device and threads, and the decoding settings that override the checkpoint
+// config's `decode` section.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "core/config.h"
+#include "core/precision.h"
+#include "decode/translator.h"
+#include "train/checkpoint.h"
+
+namespace nmt::cli {
+
+/// Adds --checkpoint, --device, --threads, --precision and the decoding options --beam, --nbest,
+/// --length-penalty, --max-len, --batch-tokens.
+void add_decode_options(cxxopts::Options& options);
+
+/// `base` (a checkpoint's decode section) with the decoding options given on the command line;
+/// --nbest above the beam raises the beam when --beam is not given. Validated.
+DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args);
+
+/// A checkpoint loaded as the options say, with a Translator over it.
+struct DecodeSession {
+  std::filesystem::path checkpoint;      ///< the resolved checkpoint file
+  LoadedModel loaded;                    ///< its config, model and tokenizer
+  at::Device device;                     ///< where the model runs
+  std::unique_ptr<AutocastGuard> autocast;  ///< bf16 autocast while the session lives
+  std::unique_ptr<Translator> translator;
+};
+
+/// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies `overrides`
+/// (section.key=value, e.g. data.dir or decode.beam) to its config, sets threads and precision.
+DecodeSession open_decode_session(const cxxopts::ParseResult& args,
+                                  const std::vector<std::string>& overrides = {});
+
+}  // namespace nmt::cli

@@ -1,0 +1,50 @@
+#include "core/device.h"
+
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <torch/cuda.h>
+
+#include "core/error.h"
+
+// OpenBLAS keeps its own thread pool; call its setter when the library is loaded (weak symbol:
+// absent with another BLAS).
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
+namespace nmt {
+
+at::Device resolve_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? at::Device(at::kCUDA, 0) : at::kCPU;
+  if (name == "cpu") return at::kCPU;
+  if (name.rfind("cuda", 0) == 0) {
+    if (!torch::cuda::is_available()) {
+      throw Error("device '" + name + "' requested but CUDA is not available in this build or " +
+                  "machine: use --device cpu or auto");
+    }
+    try {
+      at::Device device(name);
+      const int64_t count = int64_t(torch::cuda::device_count());
+      if (device.has_index() && device.index() >= count) {
+        throw Error("device '" + name + "': only " + std::to_string(count) + " CUDA device(s)");
+      }
+      return device.has_index() ? device : at::Device(at::kCUDA, 0);
+    } catch (const c10::Error&) {
+      throw Error("device '" + name + "' is not valid: use auto, cpu, cuda or cuda:N");
+    }
+  }
+  throw Error("device '" + name + "' is not valid: use auto, cpu, cuda or cuda:N");
+}
+
+int64_t configure_threads(int64_t threads) {
+  if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  at::set_num_threads(int(threads));
+  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(int(threads));
+  return threads;
+}
+
+std::string describe_device(const at::Device& device) {
+  if (device.is_cuda()) return "device " + device.str() + " (CUDA)";
+  return "device cpu, " + std::to_string(at::get_num_threads()) + " thread(s)";
+}
+
+}  // namespace nmt

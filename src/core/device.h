@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include <ATen/ATen.h>
+
+namespace nmt {
+
+/// "auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N". Asking for CUDA on a
+/// machine without it is an nmt::Error naming the value.
+at::Device resolve_device(const std::string& name);
+
+/// Sets LibTorch's intra-op threads and OpenBLAS's threads (it ignores LibTorch's setting) to
+/// `threads`; 0 means one per core. Returns the count used.
+int64_t configure_threads(int64_t threads);
+
+/// One line describing the device and threads, for logs.
+std::string describe_device(const at::Device& device);
+
+}  // namespace nmt

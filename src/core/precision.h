@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+
+#include <ATen/ATen.h>
+
+namespace nmt {
+
+/// Enables autocast to bfloat16 on `device` for its lifetime when `precision` is "bf16"
+/// (a no-op for "fp32"). Matmuls then run in bf16 (oneDNN's AVX512-BF16 kernels on CPU, tensor
+/// cores on CUDA); the residual stream, LayerNorm and the loss stay in fp32 (model/residual.h,
+/// train/loss.h).
+class AutocastGuard {
+ public:
+  AutocastGuard(const std::string& precision, const at::Device& device);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  bool enabled_ = false;
+  bool cuda_ = false;
+  bool previous_ = false;
+};
+
+}  // namespace nmt

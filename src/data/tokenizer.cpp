@@ -1,0 +1,250 @@
+#include "data/tokenizer.h"
+
+#include <fstream>
+#include <unordered_map>
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include "core/error.h"
+#include "core/special_ids.h"
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+using Processor = sentencepiece::SentencePieceProcessor;
+
+/// Feeds sentences from memory, so training needs no temporary input file.
+class VectorIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit VectorIterator(std::vector<const std::vector<std::string>*> corpora)
+      : corpora_(std::move(corpora)) {
+    skip_exhausted();
+  }
+  bool done() const override { return corpus_ >= corpora_.size(); }
+  void Next() override {
+    ++line_;
+    skip_exhausted();
+  }
+  const std::string& value() const override { return (*corpora_[corpus_])[line_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  void skip_exhausted() {
+    while (corpus_ < corpora_.size() && line_ >= corpora_[corpus_]->size()) {
+      ++corpus_;
+      line_ = 0;
+    }
+  }
+  std::vector<const std::vector<std::string>*> corpora_;
+  size_t corpus_ = 0;
+  size_t line_ = 0;
+};
+
+/// Trainer arguments. Special ids are fixed (core/special_ids.h) so batches and masks never need
+/// a tokenizer. One thread: the unigram E-step splits sentences across threads, so the thread
+/// count changes the floating-point sums; a fixed count keeps trainings identical everywhere.
+std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data) {
+  return {
+      {"model_type", data.vocab_type},
+      {"vocab_size", std::to_string(data.vocab_size)},
+      {"character_coverage", std::to_string(data.character_coverage)},
+      {"normalization_rule_name", "nmt_nfkc"},
+      {"pad_id", std::to_string(kPadId)}, {"pad_piece", "<pad>"},
+      {"unk_id", std::to_string(kUnkId)}, {"unk_piece", "<unk>"},
+      {"bos_id", std::to_string(kBosId)}, {"bos_piece", "<s>"},
+      {"eos_id", std::to_string(kEosId)}, {"eos_piece", "</s>"},
+      // Small corpora cannot always fill data.vocab_size; take what they support.
+      {"hard_vocab_limit", "false"},
+      {"num_threads", "1"},
+      {"minloglevel", "2"},  // the trainer logs every EM step at INFO
+  };
+}
+
+/// Trains one model on the given corpora and returns its serialized proto.
+std::string train_model(const DataConfig& data,
+                        std::vector<const std::vector<std::string>*> corpora,
+                        const std::string& what) {
+  size_t lines = 0;
+  for (const auto* corpus : corpora) lines += corpus->size();
+  if (lines == 0) throw Error("cannot train the " + what + " SentencePiece model: no sentences");
+  VectorIterator iterator(std::move(corpora));
+  std::string proto;
+  const auto status =
+      sentencepiece::SentencePieceTrainer::Train(trainer_args(data), &iterator, &proto);
+  if (!status.ok()) {
+    throw Error("training the " + what + " SentencePiece model (data.vocab_type=" +
+                data.vocab_type + ", data.vocab_size=" + std::to_string(data.vocab_size) +
+                ") failed: " + status.ToString());
+  }
+  return proto;
+}
+
+void write_file(const fs::path& file, const std::string& bytes) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw Error("cannot write '" + file.string() + "'");
+}
+
+/// Rejects models whose special ids differ from core/special_ids.h (e.g. one trained elsewhere).
+void check_special_ids(const Processor& sp, const std::string& origin) {
+  if (sp.pad_id() != kPadId || sp.unk_id() != kUnkId || sp.bos_id() != kBosId ||
+      sp.eos_id() != kEosId) {
+    throw Error("SentencePiece model " + origin + " has special ids pad=" +
+                std::to_string(sp.pad_id()) + " unk=" + std::to_string(sp.unk_id()) +
+                " bos=" + std::to_string(sp.bos_id()) + " eos=" + std::to_string(sp.eos_id()) +
+                "; nmt needs pad=0 unk=1 bos=2 eos=3 (train it with nmt prepare)");
+  }
+}
+
+std::shared_ptr<Processor> load_file(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    throw Error("SentencePiece model file not found: '" + file.string() + "'");
+  }
+  auto sp = std::make_shared<Processor>();
+  const auto status = sp->Load(file.string());
+  if (!status.ok()) {
+    throw Error("cannot load SentencePiece model '" + file.string() +
+                "' (corrupt or not a model file): " + status.ToString());
+  }
+  check_special_ids(*sp, "'" + file.string() + "'");
+  return sp;
+}
+
+std::shared_ptr<Processor> load_proto(const std::string& proto, const std::string& origin) {
+  auto sp = std::make_shared<Processor>();
+  const auto status = sp->LoadFromSerializedProto(proto);
+  if (!status.ok()) {
+    throw Error("cannot load SentencePiece model " + origin + " (corrupt): " + status.ToString());
+  }
+  check_special_ids(*sp, origin);
+  return sp;
+}
+
+std::vector<int64_t> encode(const Processor& sp, const std::string& text) {
+  std::vector<int> ids;
+  const auto status = sp.Encode(text, &ids);
+  if (!status.ok()) throw Error("SentencePiece cannot encode '" + text + "': " + status.ToString());
+  return {ids.begin(), ids.end()};
+}
+
+/// Skips pad/bos/eos (model output carries them); an id outside the vocabulary is an error.
+std::string decode(const Processor& sp, const std::vector<int64_t>& ids) {
+  std::vector<int> kept;
+  kept.reserve(ids.size());
+  for (const int64_t id : ids) {
+    if (id == kPadId || id == kBosId || id == kEosId) continue;
+    if (id < 0 || id >= sp.GetPieceSize()) {
+      throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                  std::to_string(sp.GetPieceSize()) + ")");
+    }
+    kept.push_back(static_cast<int>(id));
+  }
+  std::string text;
+  const auto status = sp.Decode(kept, &text);
+  if (!status.ok()) throw Error("SentencePiece cannot decode ids: " + status.ToString());
+  return text;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer() = default;
+Tokenizer::Tokenizer(const Tokenizer&) = default;
+Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+std::vector<fs::path> Tokenizer::model_files(const DataConfig& data, const fs::path& dir) {
+  if (data.joint_vocab) return {dir / "spm.model"};
+  return {dir / ("spm." + data.src_lang + ".model"), dir / ("spm." + data.tgt_lang + ".model")};
+}
+
+Tokenizer Tokenizer::train(const DataConfig& data, const std::vector<std::string>& src_sentences,
+                           const std::vector<std::string>& tgt_sentences,
+                           const fs::path& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error("cannot create '" + out_dir.string() + "': " + ec.message());
+  const auto files = model_files(data, out_dir);
+  std::vector<std::string> protos;
+  if (data.joint_vocab) {
+    protos.push_back(train_model(data, {&src_sentences, &tgt_sentences}, "joint"));
+  } else {
+    protos.push_back(train_model(data, {&src_sentences}, data.src_lang));
+    protos.push_back(train_model(data, {&tgt_sentences}, data.tgt_lang));
+  }
+  for (size_t i = 0; i < files.size(); ++i) write_file(files[i], protos[i]);
+  return from_serialized(protos);
+}
+
+Tokenizer Tokenizer::load(const std::vector<fs::path>& model_files) {
+  if (model_files.empty() || model_files.size() > 2) {
+    throw Error("Tokenizer::load needs one model file (joint) or two (source, target), got " +
+                std::to_string(model_files.size()));
+  }
+  Tokenizer tokenizer;
+  tokenizer.src_ = load_file(model_files.front());
+  tokenizer.tgt_ = model_files.size() == 1 ? tokenizer.src_ : load_file(model_files.back());
+  return tokenizer;
+}
+
+Tokenizer Tokenizer::from_serialized(const std::vector<std::string>& protos) {
+  if (protos.empty() || protos.size() > 2) {
+    throw Error("a tokenizer needs one serialized model (joint) or two (source, target), got " +
+                std::to_string(protos.size()));
+  }
+  Tokenizer tokenizer;
+  tokenizer.src_ = load_proto(protos.front(), protos.size() == 1 ? "(joint)" : "(source)");
+  tokenizer.tgt_ = protos.size() == 1 ? tokenizer.src_ : load_proto(protos.back(), "(target)");
+  return tokenizer;
+}
+
+std::vector<int64_t> Tokenizer::encode_src(const std::string& text) const {
+  return encode(*src_, text);
+}
+
+std::vector<int64_t> Tokenizer::encode_tgt(const std::string& text) const {
+  return encode(*tgt_, text);
+}
+
+std::vector<std::string> Tokenizer::src_pieces(const std::string& text) const {
+  std::vector<std::string> pieces;
+  const auto status = src_->Encode(text, &pieces);
+  if (!status.ok()) throw Error("SentencePiece cannot encode '" + text + "': " + status.ToString());
+  return pieces;
+}
+
+std::vector<std::string> Tokenizer::tgt_pieces(const std::vector<int64_t>& ids) const {
+  std::vector<std::string> pieces;
+  pieces.reserve(ids.size());
+  for (const int64_t id : ids) {
+    if (id < 0 || id >= tgt_->GetPieceSize()) {
+      throw Error("token id " + std::to_string(id) + " is outside the target vocabulary [0, " +
+                  std::to_string(tgt_->GetPieceSize()) + ")");
+    }
+    pieces.push_back(tgt_->IdToPiece(static_cast<int>(id)));
+  }
+  return pieces;
+}
+
+std::string Tokenizer::decode_tgt(const std::vector<int64_t>& ids) const {
+  return decode(*tgt_, ids);
+}
+
+std::string Tokenizer::decode_src(const std::vector<int64_t>& ids) const {
+  return decode(*src_, ids);
+}
+
+int64_t Tokenizer::src_vocab_size() const { return src_->GetPieceSize(); }
+int64_t Tokenizer::tgt_vocab_size() const { return tgt_->GetPieceSize(); }
+bool Tokenizer::joint() const { return src_ == tgt_; }
+
+std::vector<std::string> Tokenizer::serialized() const {
+  if (joint()) return {src_->serialized_model_proto()};
+  return {src_->serialized_model_proto(), tgt_->serialized_model_proto()};
+}
+
+}  // namespace nmt

@@ -1,0 +1,82 @@
+#include "decode/benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "core/special_ids.h"
+#include "decode/search.h"
+
+namespace nmt {
+namespace {
+
+using Outputs = std::vector<std::vector<int64_t>>;
+
+/// Runs `decode` once on a few sources (allocator and kernel warm-up), then times it on all.
+DecodeTiming timed(const std::string& method, const std::vector<std::vector<int64_t>>& sources,
+                   const std::function<Outputs(const std::vector<std::vector<int64_t>>&)>& decode) {
+  decode({sources.begin(), sources.begin() + std::min<size_t>(sources.size(), 4)});
+  DecodeTiming timing;
+  timing.method = method;
+  const auto start = std::chrono::steady_clock::now();
+  timing.outputs = decode(sources);
+  timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  timing.sentences = static_cast<int64_t>(sources.size());
+  for (const auto& output : timing.outputs) {
+    timing.target_tokens += static_cast<int64_t>(output.size());
+  }
+  return timing;
+}
+
+Outputs best_tokens(std::vector<std::vector<Hypothesis>> nbest) {
+  Outputs outputs;
+  for (auto& hypotheses : nbest) outputs.push_back(std::move(hypotheses.front().tokens));
+  return outputs;
+}
+
+/// The tutorial loop: each sentence on its own, the decoder recomputed over the whole prefix.
+Outputs naive_outputs(Seq2Seq& model, const std::vector<std::vector<int64_t>>& sources,
+                      const DecodeConfig& config, const at::Device& device) {
+  Outputs outputs;
+  for (auto ids : sources) {
+    ids.push_back(kEosId);
+    const auto src = at::tensor(at::ArrayRef<int64_t>(ids), at::kLong).unsqueeze(0).to(device);
+    outputs.push_back(std::move(greedy_search_naive(model, src, config).front().tokens));
+  }
+  return outputs;
+}
+
+}  // namespace
+
+std::vector<DecodeTiming> benchmark_decoding(Seq2Seq& model,
+                                             const std::vector<std::vector<int64_t>>& sources,
+                                             const DecodeConfig& config, int64_t beam,
+                                             const at::Device& device) {
+  DecodeConfig greedy = config;
+  greedy.beam = 1;
+  greedy.nbest = 1;
+  DecodeConfig wide = config;
+  wide.beam = beam;
+  wide.nbest = 1;
+  std::vector<DecodeTiming> timings;
+  timings.push_back(timed("greedy, naive loop (1 sentence, full prefix)", sources,
+                          [&](const auto& s) { return naive_outputs(model, s, greedy, device); }));
+  timings.push_back(timed("greedy, batched, cached", sources, [&](const auto& s) {
+    return best_tokens(decode_all(model, s, greedy, device));
+  }));
+  timings.push_back(timed("beam " + std::to_string(beam) + ", batched, cached", sources,
+                          [&](const auto& s) {
+                            return best_tokens(decode_all(model, s, wide, device));
+                          }));
+  return timings;
+}
+
+int64_t count_differences(const DecodeTiming& a, const DecodeTiming& b) {
+  int64_t differences = 0;
+  for (size_t i = 0; i < std::min(a.outputs.size(), b.outputs.size()); ++i) {
+    differences += a.outputs[i] != b.outputs[i] ? 1 : 0;
+  }
+  return differences;
+}
+
+}  // namespace nmt

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/config.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// The speed of one decoding method over a set of sources.
+struct DecodeTiming {
+  std::string method;                         ///< e.g. "greedy, batched, cached"
+  int64_t sentences = 0;
+  int64_t target_tokens = 0;                  ///< pieces generated (eos excluded)
+  double seconds = 0.0;                       ///< wall-clock (after a short warm-up)
+  std::vector<std::vector<int64_t>> outputs;  ///< best hypothesis per source, input order
+  double sentences_per_second() const { return seconds > 0 ? sentences / seconds : 0.0; }
+  double tokens_per_second() const { return seconds > 0 ? target_tokens / seconds : 0.0; }
+};
+
+/// Times (a) the tutorial loop, one sentence at a time, recomputing the decoder over the whole
+/// prefix (greedy_search_naive), (b) batched greedy search with the decoder cache (decode_all,
+/// beam 1) and (c) batched beam search with `beam`. `sources` are ids without eos, each at most
+/// model.max_len - 1 long. `config` supplies length limits and the batch budget.
+std::vector<DecodeTiming> benchmark_decoding(Seq2Seq& model,
+                                             const std::vector<std::vector<int64_t>>& sources,
+                                             const DecodeConfig& config, int64_t beam,
+                                             const at::Device& device);
+
+/// Number of sources whose outputs differ between two timings (same sources).
+int64_t count_differences(const DecodeTiming& a, const DecodeTiming& b);
+
+}  // namespace nmt

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "data/batching.h"
+#include "data/corpus.h"
+#include "decode/translator.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// Teacher-forced cross-entropy totals over target tokens (eos included, padding excluded).
+struct LossStats {
+  double loss_sum = 0.0;  ///< summed negative log-likelihood, nats
+  int64_t tokens = 0;     ///< target tokens scored
+  double loss() const { return tokens > 0 ? loss_sum / static_cast<double>(tokens) : 0.0; }
+  double perplexity() const { return std::exp(loss()); }
+};
+
+/// Plain cross-entropy (no label smoothing) of `examples` under teacher forcing, in length-sorted
+/// token-budget batches; only non-padding positions are projected to the vocabulary. Sides longer
+/// than the model's position table are cut to model.max_len - 1 tokens.
+LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples,
+                              int64_t batch_tokens, const at::Device& device);
+
+/// What `nmt evaluate` reports on one test set.
+struct EvaluationReport {
+  LossStats loss;
+  BleuScore bleu;
+  ChrfScore chrf;
+  std::vector<std::string> hypotheses;  ///< best translation per source line, in order
+  double decode_seconds = 0.0;          ///< wall-clock of translation only
+  int64_t target_tokens = 0;            ///< pieces generated (eos excluded)
+  double sentences_per_second() const;
+  double tokens_per_second() const;
+};
+
+/// Scores `text` (sources and references) with the translator's model and decoding settings:
+/// teacher-forced loss, then translation and BLEU/chrF of the best hypotheses (sacreBLEU style).
+EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
+                                   bool lowercase = false);
+
+}  // namespace nmt

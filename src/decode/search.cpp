@@ -1,0 +1,194 @@
+#include "decode/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include "core/error.h"
+#include "core/special_ids.h"
+#include "decode/search_internal.h"
+
+namespace nmt {
+namespace detail {
+
+std::vector<int64_t> output_limits(const Seq2Seq& model, const at::Tensor& src,
+                                   const DecodeConfig& config) {
+  TORCH_CHECK(src.dim() == 2, "search: src must be [batch, src_len], got ", src.sizes());
+  // Non-pad tokens per row include the eos that terminates every source.
+  const auto lengths = src.ne(kPadId).sum(1).to(at::kCPU, at::kLong).contiguous();
+  std::vector<int64_t> limits(lengths.size(0));
+  for (size_t i = 0; i < limits.size(); ++i) {
+    limits[i] = max_output_length(model, lengths.data_ptr<int64_t>()[i] - 1, config);
+  }
+  return limits;
+}
+
+at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache& cache,
+                          const at::Tensor& src_mask) {
+  const auto hidden = model->decoder->step(tokens, cache, src_mask).hidden;  // [rows, new, d]
+  const auto last = hidden.select(1, hidden.size(1) - 1);                    // [rows, d_model]
+  // float32 even under bf16 autocast: log-probs are summed over many steps.
+  return at::log_softmax(model->decoder->project(last).to(at::kFloat), -1);  // [rows, vocab]
+}
+
+at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device) {
+  return at::tensor(at::ArrayRef<int64_t>(index), at::kLong).to(device);
+}
+
+}  // namespace detail
+
+double gnmt_length_penalty(int64_t length, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+int64_t max_output_length(const Seq2Seq& model, int64_t src_len, const DecodeConfig& config) {
+  const int64_t limit = std::min(src_len + config.max_len_offset, model->config().max_len - 1);
+  return std::max<int64_t>(limit, 1);
+}
+
+std::vector<Hypothesis> greedy_search(Seq2Seq& model, const at::Tensor& src,
+                                      const DecodeConfig& config) {
+  torch::NoGradGuard no_grad;
+  detail::EvalModeGuard eval_mode(*model);
+  const auto limits = detail::output_limits(model, src, config);
+  auto src_mask = model->make_src_mask(src);  // [batch, 1, 1, src_len]
+  auto cache = model->decoder->start(model->encode(src, src_mask));
+  std::vector<Hypothesis> hypotheses(src.size(0));
+  std::vector<int64_t> rows(src.size(0));  // input row of each active row
+  std::iota(rows.begin(), rows.end(), 0);
+  auto tokens = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));
+  while (!rows.empty()) {
+    const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);
+    auto [best, best_ids] = log_probs.max(-1);  // [active]
+    const auto best_cpu = best.to(at::kCPU, at::kDouble).contiguous();
+    const auto ids_cpu = best_ids.to(at::kCPU).contiguous();
+    std::vector<int64_t> keep, still_active;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      auto& hypothesis = hypotheses[rows[i]];
+      const int64_t token = ids_cpu.data_ptr<int64_t>()[i];
+      hypothesis.log_prob += best_cpu.data_ptr<double>()[i];
+      if (token == kEosId) continue;
+      hypothesis.tokens.push_back(token);
+      if (static_cast<int64_t>(hypothesis.tokens.size()) >= limits[rows[i]]) continue;
+      keep.push_back(static_cast<int64_t>(i));
+      still_active.push_back(rows[i]);
+    }
+    if (!keep.empty() && keep.size() < rows.size()) {  // drop finished rows everywhere
+      const auto index = detail::index_tensor(keep, src.device());
+      cache.select(index);
+      src_mask = src_mask.index_select(0, index);
+      best_ids = best_ids.index_select(0, index);
+    }
+    rows = std::move(still_active);
+    tokens = best_ids.unsqueeze(1);  // [active, 1]
+  }
+  for (auto& hypothesis : hypotheses) hypothesis.score = hypothesis.log_prob;
+  return hypotheses;
+}
+
+std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& src,
+                                            const DecodeConfig& config) {
+  torch::NoGradGuard no_grad;
+  detail::EvalModeGuard eval_mode(*model);
+  const auto limits = detail::output_limits(model, src, config);
+  std::vector<Hypothesis> hypotheses(src.size(0));
+  for (int64_t row = 0; row < src.size(0); ++row) {
+    const int64_t length = src[row].ne(kPadId).sum().item<int64_t>();
+    const auto sentence = src.slice(0, row, row + 1).slice(1, 0, length);  // [1, length]
+    const auto src_mask = model->make_src_mask(sentence);
+    const auto memory = model->encode(sentence, src_mask);
+    std::vector<int64_t> prefix = {kBosId};
+    auto& hypothesis = hypotheses[row];
+    while (true) {
+      const auto tgt = detail::index_tensor(prefix, src.device()).unsqueeze(0);  // [1, t]
+      const auto logits = std::get<0>(model->decode(tgt, memory, src_mask));    // [1, t, vocab]
+      const auto log_probs = at::log_softmax(logits[0][-1].to(at::kFloat), -1);  // [vocab]
+      const int64_t token = log_probs.argmax().item<int64_t>();
+      hypothesis.log_prob += log_probs[token].item<double>();
+      if (token == kEosId) break;
+      hypothesis.tokens.push_back(token);
+      prefix.push_back(token);
+      if (static_cast<int64_t>(hypothesis.tokens.size()) >= limits[row]) break;
+    }
+    hypothesis.score = hypothesis.log_prob;
+  }
+  return hypotheses;
+}
+
+std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
+                                                int64_t batch_tokens) {
+  std::vector<size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
+  std::vector<std::vector<size_t>> batches;
+  std::vector<size_t> current;
+  for (const size_t index : order) {
+    // Sorted ascending, so this source is the longest of the batch so far (+1 for eos).
+    const int64_t rows = static_cast<int64_t>(current.size()) + 1;
+    if (!current.empty() && rows * (lengths[index] + 1) > batch_tokens) {
+      batches.push_back(std::move(current));
+      current.clear();
+    }
+    current.push_back(index);
+  }
+  if (!current.empty()) batches.push_back(std::move(current));
+  return batches;
+}
+
+namespace {
+
+/// Pads sources[indices] (+ eos) into [rows, longest + 1] on `device`.
+at::Tensor collate_sources(const std::vector<std::vector<int64_t>>& sources,
+                           const std::vector<size_t>& indices, const at::Device& device) {
+  size_t longest = 0;
+  for (const size_t i : indices) longest = std::max(longest, sources[i].size());
+  auto src = at::full({static_cast<int64_t>(indices.size()), static_cast<int64_t>(longest) + 1},
+                      kPadId, at::kLong);
+  auto* data = src.data_ptr<int64_t>();
+  for (size_t row = 0; row < indices.size(); ++row) {
+    const auto& ids = sources[indices[row]];
+    std::copy(ids.begin(), ids.end(), data + row * (longest + 1));
+    data[row * (longest + 1) + ids.size()] = kEosId;
+  }
+  return src.to(device);
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
+                                                const std::vector<std::vector<int64_t>>& sources,
+                                                const DecodeConfig& config,
+                                                const at::Device& device) {
+  config.validate();
+  const int64_t max_src = model->config().max_len - 1;
+  std::vector<int64_t> lengths;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    lengths.push_back(static_cast<int64_t>(sources[i].size()));
+    if (lengths.back() > max_src) {
+      throw Error("source " + std::to_string(i + 1) + " has " + std::to_string(lengths.back()) +
+                  " tokens; the model accepts at most " + std::to_string(max_src) +
+                  " (model.max_len - 1 for eos): truncate it first");
+    }
+  }
+  std::vector<std::vector<Hypothesis>> results(sources.size());
+  for (const auto& batch : decode_batches(lengths, config.batch_tokens)) {
+    const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
+    if (config.beam == 1) {
+      auto hypotheses = greedy_search(model, src, config);
+      for (size_t row = 0; row < batch.size(); ++row) {
+        results[batch[row]] = {std::move(hypotheses[row])};
+      }
+    } else {
+      auto nbest = beam_search(model, src, config);
+      for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(nbest[row]);
+    }
+  }
+  return results;
+}
+
+}  // namespace nmt

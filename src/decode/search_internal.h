@@ -1,0 +1,45 @@
+#pragma once
+
+// Helpers shared by the search implementations (search.cpp, beam_search.cpp); not a public API.
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include "core/config.h"
+#include "model/decoder.h"
+#include "model/seq2seq.h"
+
+namespace nmt::detail {
+
+/// Puts a module in eval() mode for a scope and restores its previous mode afterwards.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(torch::nn::Module& module)
+      : module_(module), was_training_(module.is_training()) {
+    module_.eval();
+  }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  torch::nn::Module& module_;
+  bool was_training_;
+};
+
+/// Per row of src [batch, src_len] (padded, eos-terminated): the output length limit.
+std::vector<int64_t> output_limits(const Seq2Seq& model, const at::Tensor& src,
+                                   const DecodeConfig& config);
+
+/// One incremental decoder step: tokens [rows, new_len] -> log-probabilities of the next token
+/// after the last new position, [rows, tgt_vocab] float32. Only the last position is projected.
+at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache& cache,
+                          const at::Tensor& src_mask);
+
+/// A CPU int64 vector as an index tensor on `device`.
+at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device);
+
+}  // namespace nmt::detail

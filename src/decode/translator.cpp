@@ -1,0 +1,140 @@
+#include "decode/translator.h"
+
+#include <iostream>
+#include <string>
+#include <utility>
+
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include "core/error.h"
+#include "core/special_ids.h"
+#include "data/corpus.h"
+#include "decode/search.h"
+
+namespace nmt {
+namespace {
+
+bool blank(const std::string& line) {
+  return line.find_first_not_of(" \t\r\n\f\v") == std::string::npos;
+}
+
+/// Resolves a possibly negative index into [0, size) or throws naming `what` and the range.
+int64_t checked_index(int64_t index, int64_t size, const std::string& what) {
+  const int64_t resolved = index < 0 ? size + index : index;
+  if (resolved < 0 || resolved >= size) {
+    throw Error(what + " " + std::to_string(index) + " is out of range: the model has " +
+                std::to_string(size) + " (valid: 0.." + std::to_string(size - 1) + ", or -1 " +
+                "for the last)");
+  }
+  return resolved;
+}
+
+}  // namespace
+
+const std::string& TranslationResult::best() const {
+  static const std::string empty;
+  return nbest.empty() ? empty : nbest.front().text;
+}
+
+Translator::Translator(Seq2Seq model, Tokenizer tokenizer, DecodeConfig config, at::Device device)
+    : model_(std::move(model)),
+      tokenizer_(std::move(tokenizer)),
+      config_(std::move(config)),
+      device_(device),
+      log_(&std::cerr) {
+  config_.validate();
+  model_->eval();
+}
+
+void Translator::report(const std::string& message) const {
+  if (log_ != nullptr) *log_ << message << std::endl;
+}
+
+std::vector<int64_t> Translator::encode_source(const std::string& line, size_t line_number,
+                                               TranslationResult& result) const {
+  auto ids = tokenizer_.encode_src(line);
+  const auto limit = static_cast<size_t>(model_->config().max_len - 1);  // room for eos
+  if (ids.size() > limit) {
+    result.warning = "line " + std::to_string(line_number) + ": " + std::to_string(ids.size()) +
+                     " source pieces, more than the model's limit of " + std::to_string(limit) +
+                     " (model.max_len - 1); translating only the first " + std::to_string(limit);
+    report("warning: " + *result.warning);
+    ids.resize(limit);
+  }
+  return ids;
+}
+
+std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& lines,
+                                                     size_t first_line) {
+  std::vector<TranslationResult> results(lines.size());
+  std::vector<std::vector<int64_t>> sources;
+  std::vector<size_t> positions;  // line index of each entry of `sources`
+  for (size_t i = 0; i < lines.size(); ++i) {
+    size_t bad_byte = 0;
+    if (!valid_utf8(lines[i], &bad_byte)) {
+      results[i].error = "line " + std::to_string(first_line + i) +
+                         ": invalid UTF-8 at byte " + std::to_string(bad_byte + 1) +
+                         "; line not translated";
+      report("error: " + *results[i].error);
+    } else if (blank(lines[i])) {
+      results[i].nbest.push_back({});
+    } else {
+      sources.push_back(encode_source(lines[i], first_line + i, results[i]));
+      positions.push_back(i);
+    }
+  }
+  if (sources.empty()) return results;
+  auto hypotheses = decode_all(model_, sources, config_, device_);
+  for (size_t k = 0; k < positions.size(); ++k) {
+    for (auto& h : hypotheses[k]) {
+      results[positions[k]].nbest.push_back(
+          {tokenizer_.decode_tgt(h.tokens), h.score, std::move(h.tokens)});
+    }
+  }
+  return results;
+}
+
+std::vector<std::string> Translator::translate_texts(const std::vector<std::string>& lines) {
+  std::vector<std::string> texts;
+  for (const auto& result : translate(lines)) {
+    if (!result.ok()) throw Error(*result.error);
+    texts.push_back(result.best());
+  }
+  return texts;
+}
+
+AttentionMap Translator::attention(const std::string& source, const std::vector<int64_t>& target,
+                                   const AttentionOptions& options) {
+  if (!valid_utf8(source)) throw Error("attention: the source is not valid UTF-8");
+  torch::NoGradGuard no_grad;
+  TranslationResult ignored;
+  auto src_ids = encode_source(source, 1, ignored);
+  src_ids.push_back(kEosId);
+  std::vector<int64_t> tgt_ids = {kBosId};
+  tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
+  const auto to_device = [&](const std::vector<int64_t>& ids) {
+    return at::tensor(at::ArrayRef<int64_t>(ids), at::kLong).unsqueeze(0).to(device_);
+  };
+  const auto src = to_device(src_ids);  // [1, src_len]
+  const auto tgt = to_device(tgt_ids);  // [1, tgt_len]: bos + target predicts target + eos
+  const auto src_mask = model_->make_src_mask(src);
+  const auto memory = model_->encode(src, src_mask);
+  const auto out = model_->decoder->hidden(tgt, memory, model_->make_tgt_mask(tgt), src_mask,
+                                           /*need_weights=*/true);
+  const auto layers = static_cast<int64_t>(out.attention.size());
+  const auto& layer = out.attention[checked_index(options.layer, layers, "layer")];
+  at::Tensor weights = layer[0];  // [heads, tgt_len, src_len]
+  weights = options.head < 0 ? weights.mean(0)
+                             : weights[checked_index(options.head, weights.size(0), "head")];
+  AttentionMap map;
+  map.weights = weights.to(at::kCPU, at::kFloat).contiguous();  // [tgt_len, src_len]
+  map.src_pieces = tokenizer_.src_pieces(source);
+  map.src_pieces.resize(src_ids.size() - 1);  // truncated like the ids
+  map.src_pieces.push_back("</s>");
+  map.tgt_pieces = tokenizer_.tgt_pieces(target);
+  map.tgt_pieces.push_back("</s>");
+  return map;
+}
+
+}  // namespace nmt

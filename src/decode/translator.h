@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "core/config.h"
+#include "data/tokenizer.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// One translation of one input.
+struct TranslatedText {
+  std::string text;             ///< detokenized output
+  double score = 0.0;           ///< search score (log-prob, length-penalised with beam > 1)
+  std::vector<int64_t> tokens;  ///< target ids, without bos/eos
+};
+
+/// The outcome for one input line: its n-best translations, or an error for that line only.
+struct TranslationResult {
+  std::vector<TranslatedText> nbest;  ///< best first; one empty translation for an empty line
+  std::optional<std::string> error;   ///< set when the line could not be translated (e.g. bad UTF-8)
+  std::optional<std::string> warning; ///< set when the line was translated with a caveat
+  bool ok() const { return !error.has_value(); }
+  /// The best translation's text ("" when there is none).
+  const std::string& best() const;
+};
+
+/// Cross-attention of one sentence pair, for display.
+struct AttentionMap {
+  std::vector<std::string> src_pieces;  ///< source pieces + "</s>" (columns)
+  std::vector<std::string> tgt_pieces;  ///< target pieces + "</s>" (rows)
+  at::Tensor weights;                   ///< [tgt_len, src_len] float32, CPU; rows sum to 1
+};
+
+/// Which cross-attention to show: a layer (negative counts from the end: -1 = last) and a head
+/// (-1 = the average over heads).
+struct AttentionOptions {
+  int64_t layer = -1;
+  int64_t head = -1;
+};
+
+/// Text in, text out: tokenizes, decodes in token-budget batches (decode_all), detokenizes.
+/// Lines are independent: an empty line gives an empty translation without a model call, a line
+/// longer than the model accepts is truncated with a warning, invalid UTF-8 fails that line only.
+class Translator {
+ public:
+  /// The model is switched to eval() mode. (Tokenizer copies share their models: cheap.)
+  Translator(Seq2Seq model, Tokenizer tokenizer, DecodeConfig config, at::Device device);
+
+  /// Translates each line; `first_line` is the number of lines[0] in messages (1-based).
+  std::vector<TranslationResult> translate(const std::vector<std::string>& lines,
+                                           size_t first_line = 1);
+
+  /// Best translation of each line; the first failed line is an nmt::Error naming it.
+  std::vector<std::string> translate_texts(const std::vector<std::string>& lines);
+
+  /// Cross-attention of `source` translated as `target` (ids without bos/eos), from the
+  /// teacher-forced decoder. Bad layer/head indices are an nmt::Error naming the valid range.
+  AttentionMap attention(const std::string& source, const std::vector<int64_t>& target,
+                         const AttentionOptions& options = {});
+
+  /// Where warnings (truncation) and per-line errors are also written; nullptr = nowhere.
+  /// Defaults to std::cerr.
+  void set_log(std::ostream* log) { log_ = log; }
+
+  const DecodeConfig& config() const { return config_; }
+  Seq2Seq& model() { return model_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  const at::Device& device() const { return device_; }
+
+ private:
+  /// Source ids of a valid line, cut to the model's limit; sets result.warning when cut.
+  std::vector<int64_t> encode_source(const std::string& line, size_t line_number,
+                                     TranslationResult& result) const;
+  void report(const std::string& message) const;
+
+  Seq2Seq model_;
+  Tokenizer tokenizer_;
+  DecodeConfig config_;
+  at::Device device_;
+  std::ostream* log_;
+};
+
+}  // namespace nmt

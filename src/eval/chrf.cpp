@@ -1,0 +1,122 @@
+// Corpus chrF (Popović 2015, "chrF: character n-gram F-score for automatic MT evaluation") as
+// sacreBLEU 2.x computes it by default: character n-grams of orders 1..6 over the segment with
+// all whitespace removed, [hypothesis, reference, match] counts summed over the corpus, precision
+// and recall averaged over the orders that occur, then F-beta with beta = 2 (recall weighted
+// twice as much as precision, per Popović 2016). No word n-grams (chrF, not chrF++).
+
+#include "eval/chrf.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "eval/signature.h"
+#include "eval/unicode.h"
+
+namespace nmt {
+namespace {
+
+constexpr int kCharOrder = 6;
+constexpr int kBeta = 2;
+
+/// Per order n = 1..6: hypothesis n-grams, reference n-grams, matched (clipped) n-grams.
+struct OrderStats {
+  long long hyp = 0;
+  long long ref = 0;
+  long long match = 0;
+};
+using ChrfStats = std::array<OrderStats, kCharOrder>;
+
+using CharNgrams = std::unordered_map<std::u32string, long long>;
+
+/// Characters are Unicode code points, as in sacreBLEU (Python str), not bytes.
+std::u32string preprocess(const std::string& line, bool lowercase) {
+  const std::u32string chars = utf8_decode(lowercase ? unicode_lower(line) : line);
+  std::u32string kept;
+  kept.reserve(chars.size());
+  for (char32_t c : chars) {
+    if (!is_unicode_space(c)) kept += c;
+  }
+  return kept;
+}
+
+CharNgrams count_char_ngrams(const std::u32string& text, size_t n) {
+  CharNgrams counts;
+  for (size_t i = 0; i + n <= text.size(); ++i) ++counts[text.substr(i, n)];
+  return counts;
+}
+
+/// sacreBLEU's CHRF._get_match_statistics for every order. Note its quirk, kept here: when the
+/// reference has no n-grams of an order, the hypothesis n-grams of that order are not counted.
+void add_sentence(const std::string& hypothesis, const std::string& reference, bool lowercase,
+                  ChrfStats& stats) {
+  const std::u32string hyp = preprocess(hypothesis, lowercase);
+  const std::u32string ref = preprocess(reference, lowercase);
+  for (size_t n = 1; n <= kCharOrder; ++n) {
+    const CharNgrams ref_ngrams = count_char_ngrams(ref, n);
+    long long hyp_total = 0, matches = 0;
+    for (const auto& [ngram, count] : count_char_ngrams(hyp, n)) {
+      hyp_total += count;
+      const auto hit = ref_ngrams.find(ngram);
+      if (hit != ref_ngrams.end()) matches += std::min(count, hit->second);
+    }
+    OrderStats& order = stats[n - 1];
+    order.hyp += ref_ngrams.empty() ? 0 : hyp_total;
+    order.ref += ref.size() >= n ? static_cast<long long>(ref.size() - n + 1) : 0;
+    order.match += matches;
+  }
+}
+
+/// sacreBLEU's CHRF._compute_f_score with eps_smoothing=False: average precision and recall
+/// over the "effective" orders (both counts non-zero), then
+/// F_beta = (1 + beta^2) P R / (beta^2 P + R), scaled to 0..100.
+double f_score(const ChrfStats& stats) {
+  const double factor = kBeta * kBeta;
+  double avg_precision = 0.0, avg_recall = 0.0;
+  int effective_order = 0;
+  for (const OrderStats& order : stats) {
+    if (order.hyp > 0 && order.ref > 0) {
+      avg_precision += static_cast<double>(order.match) / static_cast<double>(order.hyp);
+      avg_recall += static_cast<double>(order.match) / static_cast<double>(order.ref);
+      ++effective_order;
+    }
+  }
+  if (effective_order == 0) return 0.0;
+  avg_precision /= effective_order;
+  avg_recall /= effective_order;
+  if (avg_precision + avg_recall == 0.0) return 0.0;
+  double score = (1 + factor) * avg_precision * avg_recall;
+  score /= factor * avg_precision + avg_recall;
+  return 100 * score;
+}
+
+}  // namespace
+
+std::string ChrfScore::to_string() const {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "chrF%d = %.2f", kBeta, score);
+  return buffer;
+}
+
+ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::string>& references, bool lowercase) {
+  if (hypotheses.size() != references.size()) {
+    throw Error("corpus_chrf: " + std::to_string(hypotheses.size()) + " hypotheses but " +
+                std::to_string(references.size()) +
+                " references; each hypothesis needs exactly one reference line");
+  }
+  ChrfStats stats{};
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    add_sentence(hypotheses[i], references[i], lowercase, stats);
+  }
+  ChrfScore result;
+  result.score = f_score(stats);
+  result.signature = std::string("nrefs:1|case:") + (lowercase ? "lc" : "mixed") +
+                     "|eff:yes|nc:" + std::to_string(kCharOrder) +
+                     "|nw:0|space:no|version:" + metric_signature_version();
+  return result;
+}
+
+}  // namespace nmt

@@ -1,0 +1,171 @@
+#include "train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+#include <torch/serialize.h>
+
+#include "core/error.h"
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kFormat = "nmt-checkpoint";
+constexpr int64_t kFormatVersion = 1;
+
+at::Tensor bytes_to_tensor(const std::string& bytes) {
+  auto tensor = at::empty({int64_t(bytes.size())}, at::kByte);
+  std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+std::string tensor_to_bytes(const at::Tensor& tensor) {
+  const auto contiguous = tensor.contiguous().to(at::kCPU);
+  return std::string(static_cast<const char*>(contiguous.data_ptr()), contiguous.numel());
+}
+
+json state_to_json(const TrainingState& s) {
+  return {{"step", s.step},
+          {"epoch", s.epoch},
+          {"batch_in_epoch", s.batch_in_epoch},
+          {"best_metric", std::isnan(s.best_metric) ? json(nullptr) : json(s.best_metric)},
+          {"best_step", s.best_step},
+          {"bad_validations", s.bad_validations},
+          {"train_seconds", s.train_seconds}};
+}
+
+TrainingState state_from_json(const json& j) {
+  TrainingState s;
+  s.step = j.at("step");
+  s.epoch = j.at("epoch");
+  s.batch_in_epoch = j.at("batch_in_epoch");
+  s.best_metric = j.at("best_metric").is_null() ? std::nan("") : j.at("best_metric").get<double>();
+  s.best_step = j.at("best_step");
+  s.bad_validations = j.at("bad_validations");
+  s.train_seconds = j.at("train_seconds");
+  return s;
+}
+
+/// Flushes a written file to disk so the rename that follows publishes complete data.
+void sync_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+/// Reads the metadata JSON and opens the archive, translating LibTorch errors.
+json read_meta(torch::serialize::InputArchive& archive, const fs::path& path) {
+  try {
+    archive.load_from(path.string());
+  } catch (const c10::Error&) {
+    throw Error(path.string() + ": not a readable nmt checkpoint (corrupt or truncated file?)");
+  }
+  c10::IValue meta;
+  if (!archive.try_read("meta", meta) || !meta.isString()) {
+    throw Error(path.string() + ": not an nmt checkpoint (no metadata record)");
+  }
+  json parsed = json::parse(meta.toStringRef(), nullptr, false);
+  if (parsed.is_discarded() || parsed.value("format", "") != kFormat) {
+    throw Error(path.string() + ": not an nmt checkpoint (unknown metadata format)");
+  }
+  if (parsed.value("version", int64_t(0)) > kFormatVersion) {
+    throw Error(path.string() + ": checkpoint format version " + parsed["version"].dump() +
+                " is newer than this nmt supports (" + std::to_string(kFormatVersion) + ")");
+  }
+  return parsed;
+}
+
+}  // namespace
+
+void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
+                     const Tokenizer& tokenizer, const TrainingState& state,
+                     torch::optim::Optimizer* optimizer) {
+  torch::serialize::OutputArchive archive;
+  const json meta = {{"format", kFormat},
+                     {"version", kFormatVersion},
+                     {"config", config_to_json(config)},
+                     {"state", state_to_json(state)},
+                     {"tokenizer_models", tokenizer.serialized().size()}};
+  archive.write("meta", c10::IValue(meta.dump()));
+  torch::serialize::OutputArchive model_archive;
+  model->save(model_archive);
+  archive.write("model", model_archive);
+  const auto protos = tokenizer.serialized();
+  for (size_t i = 0; i < protos.size(); ++i) {
+    archive.write("tokenizer." + std::to_string(i), bytes_to_tensor(protos[i]));
+  }
+  if (state.rng_state.defined()) archive.write("rng_state", state.rng_state);
+  if (optimizer != nullptr) {
+    torch::serialize::OutputArchive optimizer_archive;
+    optimizer->save(optimizer_archive);
+    archive.write("optimizer", optimizer_archive);
+  }
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path tmp = path.string() + ".tmp";
+  try {
+    archive.save_to(tmp.string());
+  } catch (const c10::Error& e) {
+    throw Error(tmp.string() + ": cannot write checkpoint (" + e.what_without_backtrace() + ")");
+  }
+  sync_file(tmp);
+  fs::rename(tmp, path);  // atomic on POSIX: readers see the old file or the new one
+}
+
+fs::path resolve_checkpoint(const fs::path& path) {
+  if (fs::is_directory(path)) {
+    for (const char* name : {"best.pt", "last.pt"}) {
+      if (fs::exists(path / name)) return path / name;
+    }
+    throw Error(path.string() + ": run directory has no best.pt or last.pt checkpoint");
+  }
+  if (!fs::exists(path)) throw Error(path.string() + ": checkpoint not found");
+  return path;
+}
+
+LoadedModel load_checkpoint(const fs::path& path_or_dir, const at::Device& device) {
+  const fs::path path = resolve_checkpoint(path_or_dir);
+  torch::serialize::InputArchive archive;
+  const json meta = read_meta(archive, path);
+  std::vector<std::string> protos;
+  for (int64_t i = 0; i < meta.at("tokenizer_models").get<int64_t>(); ++i) {
+    at::Tensor bytes;
+    archive.read("tokenizer." + std::to_string(i), bytes);
+    protos.push_back(tensor_to_bytes(bytes));
+  }
+  LoadedModel loaded{config_from_json(meta.at("config"), path.string()), nullptr,
+                     Tokenizer::from_serialized(protos), state_from_json(meta.at("state"))};
+  loaded.model = Seq2Seq(loaded.config.model);
+  try {
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    loaded.model->load(model_archive);
+  } catch (const c10::Error& e) {
+    throw Error(path.string() + ": model weights do not match its config (" +
+                e.what_without_backtrace() + ")");
+  }
+  archive.try_read("rng_state", loaded.state.rng_state);
+  loaded.model->to(device);
+  loaded.model->eval();
+  return loaded;
+}
+
+void load_optimizer_state(const fs::path& path, torch::optim::Optimizer& optimizer) {
+  torch::serialize::InputArchive archive;
+  read_meta(archive, path);
+  torch::serialize::InputArchive optimizer_archive;
+  if (!archive.try_read("optimizer", optimizer_archive)) {
+    throw Error(path.string() + ": checkpoint has no optimizer state (averaged or exported?)");
+  }
+  optimizer.load(optimizer_archive);
+}
+
+}  // namespace nmt

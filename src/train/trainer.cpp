@@ -1,0 +1,121 @@
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <regex>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "train/trainer_internal.h"
+
+namespace nmt {
+namespace fs = std::filesystem;
+namespace {
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Seq2Seq& model, const TrainConfig& t) {
+  const auto betas = std::make_tuple(t.adam_beta1, t.adam_beta2);
+  if (t.weight_decay > 0.0) {
+    return std::make_unique<torch::optim::AdamW>(
+        model->parameters(),
+        torch::optim::AdamWOptions(t.lr).betas(betas).eps(t.adam_eps).weight_decay(t.weight_decay));
+  }
+  return std::make_unique<torch::optim::Adam>(
+      model->parameters(), torch::optim::AdamOptions(t.lr).betas(betas).eps(t.adam_eps));
+}
+
+}  // namespace
+
+Trainer::Trainer(Config config, bool resume, std::ostream& console)
+    : config_(std::move(config)),
+      run_dir_(config_.train.resolved_run_dir()),
+      device_(resolve_device(config_.train.device)),
+      window_(std::make_unique<Window>()) {
+  if (!resume && fs::exists(run_dir_ / "last.pt")) {
+    throw Error(run_dir_.string() + " already holds a run (last.pt): continue it with --resume " +
+                "or choose another train.run_dir / train.name");
+  }
+  if (resume && !fs::exists(run_dir_ / "last.pt")) {
+    throw Error(run_dir_.string() + ": nothing to resume (no last.pt)");
+  }
+  fs::create_directories(run_dir_);
+  log_ = std::make_unique<RunLog>(run_dir_, console);
+  if (device_.is_cpu()) configure_threads(config_.train.threads);
+  torch::manual_seed(uint64_t(config_.train.seed));
+  tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
+  config_.model.src_vocab_size = tokenizer_->src_vocab_size();
+  config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
+  config_.validate();
+  train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
+  valid_ = load_split(config_.data, config_.data.valid_split, *tokenizer_);
+  log_->line(describe(config_.data.train_split, train_.stats));
+  log_->line(describe(config_.data.valid_split, valid_.stats));
+  set_up_model(resume);
+  save_config(config_, run_dir_ / "config.json");
+  log_->line(describe_device(device_) + ", precision " + config_.train.precision + ", " +
+             std::to_string(count_parameters(*model_)) + " parameters");
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_up_model(bool resume) {
+  model_ = Seq2Seq(config_.model);
+  model_->to(device_);
+  optimizer_ = make_optimizer(model_, config_.train);
+  if (!resume) return;
+  const fs::path last = run_dir_ / "last.pt";
+  LoadedModel saved = load_checkpoint(last, device_);
+  for (const char* section : {"model", "data"}) {
+    const std::string difference = first_difference(saved.config, config_, section);
+    if (!difference.empty()) {
+      throw Error(last.string() + " does not match the config: " + difference +
+                  " (checkpoint vs now); resume with the run's own model and data settings "
+                  "(only train.* and decode.* may change)");
+    }
+  }
+  if (saved.tokenizer.serialized() != tokenizer_->serialized()) {
+    throw Error(last.string() + ": its vocabulary differs from the tokenizer in " +
+                run_dir_.string() + " (was the tokenizer retrained?)");
+  }
+  {
+    torch::NoGradGuard no_grad;
+    auto source = saved.model->named_parameters();
+    for (auto& item : model_->named_parameters()) item.value().copy_(source[item.key()]);
+  }
+  load_optimizer_state(last, *optimizer_);
+  state_ = saved.state;
+  if (state_.rng_state.defined()) {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state_.rng_state);
+  }
+  log_->line("resumed " + last.string() + " at step " + std::to_string(state_.step) + ", epoch " +
+             std::to_string(state_.epoch + 1) + ", batch " + std::to_string(state_.batch_in_epoch));
+}
+
+void Trainer::save(const fs::path& path, bool with_optimizer) {
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    state_.rng_state = generator.get_state();
+  }
+  save_checkpoint(path, config_, model_, *tokenizer_, state_,
+                  with_optimizer ? optimizer_.get() : nullptr);
+}
+
+void Trainer::rotate_step_checkpoints() {
+  const std::regex pattern("step_([0-9]+)\\.pt");
+  std::vector<std::pair<int64_t, fs::path>> found;
+  for (const auto& entry : fs::directory_iterator(run_dir_)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) found.emplace_back(std::stoll(match[1]), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  const auto keep = size_t(config_.train.keep_checkpoints);
+  for (size_t i = 0; i + keep < found.size(); ++i) fs::remove(found[i].second);
+}
+
+}  // namespace nmt

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <torch/optim/optimizer.h>
+
+#include "core/config.h"
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+#include "model/seq2seq.h"
+#include "train/checkpoint.h"
+#include "train/run_log.h"
+#include "train/validation.h"
+
+namespace nmt {
+
+/// How a training run ended.
+struct TrainSummary {
+  std::filesystem::path run_dir;
+  int64_t steps = 0;         ///< optimizer steps done in total
+  int64_t epochs_done = 0;   ///< complete epochs
+  double best_metric = 0.0;  ///< best validation metric (NaN if never validated)
+  bool interrupted = false;  ///< stopped by SIGINT/SIGTERM (last.pt holds the state)
+  std::string stop_reason;   ///< e.g. "max_epochs reached", "early stopping", "interrupted"
+};
+
+/// Trains a Seq2Seq model as configured, leaving a run directory with config.json, the
+/// tokenizer model(s), last.pt / best.pt / step_N.pt checkpoints, metrics.jsonl and train.log.
+class Trainer {
+ public:
+  /// Prepares a new run in config.train.resolved_run_dir(), or with `resume` continues the run
+  /// found there from its last.pt. Starting anew over an existing run is an error (never
+  /// overwrites work); resuming with different model/data settings is an error naming the key.
+  Trainer(Config config, bool resume, std::ostream& console);
+  ~Trainer();
+
+  /// Runs until a limit, early stopping or an interrupt; returns how it ended. A non-finite
+  /// loss is an nmt::Error (the last good checkpoint stays in place).
+  TrainSummary run();
+
+  const Config& config() const { return config_; }
+  Seq2Seq& model() { return model_; }
+
+ private:
+  void set_up_model(bool resume);
+  void train_epoch(TrainSummary& summary);
+  double train_step(const std::vector<std::vector<size_t>>& group);
+  void after_step(TrainSummary& summary, double loss);
+  void run_validation(TrainSummary& summary);
+  void save(const std::filesystem::path& path, bool with_optimizer);
+  void rotate_step_checkpoints();
+  bool limit_reached(TrainSummary& summary);
+  void say(const std::string& text);  ///< a log line that does not garble the progress bar
+
+  Config config_;
+  std::filesystem::path run_dir_;
+  at::Device device_;
+  std::unique_ptr<RunLog> log_;
+  std::optional<Tokenizer> tokenizer_;
+  EncodedSplit train_;
+  EncodedSplit valid_;
+  Seq2Seq model_{nullptr};
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  TrainingState state_;
+  struct Window;                    // running statistics between log lines
+  std::unique_ptr<Window> window_;
+  bool stop_ = false;
+};
+
+}  // namespace nmt

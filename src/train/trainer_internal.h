@@ -1,0 +1,27 @@
+#pragma once
+
+// Private to the Trainer's implementation files (trainer.cpp, trainer_loop.cpp).
+
+#include <chrono>
+#include <memory>
+
+#include "core/progress.h"
+#include "train/trainer.h"
+
+namespace nmt {
+
+using Clock = std::chrono::steady_clock;
+
+/// Running sums between two log lines, and the run's clock.
+struct Trainer::Window {
+  double loss_sum = 0.0;  ///< label-smoothed loss summed over tokens
+  double nll_sum = 0.0;   ///< plain NLL summed over tokens
+  int64_t tokens = 0;
+  double seconds = 0.0;   ///< time spent in training steps
+  Clock::time_point run_start = Clock::now();
+  double seconds_before = 0.0;    ///< train_seconds restored from a checkpoint
+  int64_t last_validated = -1;    ///< step of the latest validation
+  std::unique_ptr<ProgressBar> bar;  ///< this epoch's bar (terminal only)
+};
+
+}  // namespace nmt

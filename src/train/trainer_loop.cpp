@@ -1,0 +1,235 @@
+// The Trainer's loop: epochs, steps, logging, validation and stopping (setup is in trainer.cpp).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <unistd.h>
+
+#include <torch/nn/utils/clip_grad.h>
+
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/precision.h"
+#include "core/special_ids.h"
+#include "train/loss.h"
+#include "train/schedule.h"
+#include "train/trainer.h"
+#include "train/trainer_internal.h"
+
+namespace nmt {
+namespace fs = std::filesystem;
+namespace {
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string scientific(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2e", value);
+  return buffer;
+}
+
+/// Loss sums of one batch: only non-padding target positions reach the output projection
+/// (a third of a Multi30k batch's positions can be padding; the projection is the widest matmul).
+LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& config,
+                    const at::Device& device) {
+  at::Tensor logits, targets;
+  {
+    AutocastGuard autocast(config.precision, device);
+    const auto hidden = model->forward_hidden(batch.src, batch.tgt_in);  // [b, tgt_len, d]
+    const auto flat = batch.tgt_out.reshape(-1);                           // [b * tgt_len]
+    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);                // [tokens]
+    const auto selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
+    logits = model->decoder->project(selected);  // [tokens, vocab]
+    targets = flat.index_select(0, keep);        // [tokens]
+  }
+  return label_smoothed_cross_entropy(logits, targets, config.label_smoothing);
+}
+
+/// True when `out` is the process's stdout or stderr and that is a terminal.
+bool console_is_terminal(const std::ostream& out) {
+  if (&out == &std::cout) return isatty(STDOUT_FILENO) != 0;
+  if (&out == &std::cerr || &out == &std::clog) return isatty(STDERR_FILENO) != 0;
+  return false;
+}
+
+}  // namespace
+
+TrainSummary Trainer::run() {
+  TrainSummary summary;
+  summary.run_dir = run_dir_;
+  window_->seconds_before = state_.train_seconds;
+  window_->run_start = Clock::now();
+  model_->train();
+  if (config_.train.validate_at_start && state_.step == 0) run_validation(summary);
+  while (!stop_) {
+    if (config_.train.max_epochs > 0 && state_.epoch >= config_.train.max_epochs) {
+      summary.stop_reason = "max_epochs reached";
+      break;
+    }
+    train_epoch(summary);
+  }
+  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
+  summary.steps = state_.step;
+  summary.epochs_done = state_.epoch;
+  summary.best_metric = state_.best_metric;
+  if (summary.interrupted) {
+    log_->line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
+               (run_dir_ / "last.pt").string() + "; resume with: nmt train --resume " +
+               run_dir_.string());
+  } else {
+    log_->line("finished (" + summary.stop_reason + ") after " + std::to_string(state_.step) +
+               " steps; best " + config_.train.metric + " " + fixed(state_.best_metric, 3) +
+               " at step " + std::to_string(state_.best_step) + "; checkpoints in " +
+               run_dir_.string());
+  }
+  return summary;
+}
+
+void Trainer::train_epoch(TrainSummary& summary) {
+  const auto batches = make_batches(train_.examples, batching_options(config_.data), state_.epoch);
+  const auto accum = size_t(config_.train.accum_steps);
+  if (console_is_terminal(log_->console())) {
+    window_->bar = std::make_unique<ProgressBar>("epoch " + std::to_string(state_.epoch + 1),
+                                                 int64_t(batches.size()), log_->console());
+  }
+  while (size_t(state_.batch_in_epoch) < batches.size() && !stop_) {
+    const auto first = batches.begin() + state_.batch_in_epoch;
+    const std::vector<std::vector<size_t>> group(
+        first, first + std::min(accum, size_t(batches.end() - first)));
+    const auto start = Clock::now();
+    const double loss = train_step(group);
+    window_->seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    state_.batch_in_epoch += int64_t(group.size());
+    state_.step += 1;
+    after_step(summary, loss);
+  }
+  if (window_->bar) window_->bar->finish();
+  window_->bar.reset();
+  if (size_t(state_.batch_in_epoch) < batches.size()) return;  // stopped inside the epoch
+  state_.epoch += 1;
+  state_.batch_in_epoch = 0;
+  if (window_->last_validated != state_.step) run_validation(summary);
+}
+
+double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
+  std::vector<Batch> batches;
+  int64_t tokens = 0;
+  for (const auto& indices : group) {
+    batches.push_back(collate(train_.examples, indices));
+    tokens += batches.back().tgt_tokens;
+  }
+  optimizer_->zero_grad();
+  double loss_sum = 0.0;
+  for (const auto& cpu_batch : batches) {
+    const auto sums = batch_loss(model_, cpu_batch.to(device_), config_.train, device_);
+    (sums.loss / double(tokens)).backward();  // mean over every target token of the step
+    loss_sum += sums.loss.item<double>();
+    window_->nll_sum += sums.nll.item<double>();
+  }
+  if (!std::isfinite(loss_sum)) {
+    throw Error("non-finite training loss at step " + std::to_string(state_.step + 1) +
+                ": training stopped without saving; the last good checkpoint is " +
+                (run_dir_ / "last.pt").string() +
+                ". Lower train.lr, raise train.warmup_steps or use train.precision=fp32");
+  }
+  if (config_.train.clip_norm > 0.0) {
+    torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.clip_norm);
+  }
+  const double lr = learning_rate(config_.train, state_.step + 1);
+  for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
+  optimizer_->step();
+  window_->loss_sum += loss_sum;
+  window_->tokens += tokens;
+  return loss_sum / double(tokens);
+}
+
+void Trainer::after_step(TrainSummary& summary, double loss) {
+  auto& w = *window_;
+  state_.train_seconds =
+      w.seconds_before + std::chrono::duration<double>(Clock::now() - w.run_start).count();
+  const double lr = learning_rate(config_.train, state_.step);
+  if (w.bar) {
+    w.bar->update(state_.batch_in_epoch,
+                  {{"loss", fixed(loss, 3)}, {"lr", scientific(lr)},
+                   {"tok/s", fixed(w.seconds > 0 ? double(w.tokens) / w.seconds : 0.0, 0)}});
+  }
+  if (state_.step % config_.train.log_every == 0 && w.tokens > 0) {
+    const double tokens_per_s = w.seconds > 0 ? double(w.tokens) / w.seconds : 0.0;
+    const double mean_loss = w.loss_sum / double(w.tokens);
+    const double ppl = std::exp(w.nll_sum / double(w.tokens));
+    log_->metrics({{"kind", "train"}, {"step", state_.step}, {"epoch", state_.epoch + 1},
+                   {"loss", mean_loss}, {"ppl", ppl}, {"lr", lr},
+                   {"tokens_per_s", tokens_per_s}, {"elapsed_s", state_.train_seconds}});
+    // On a terminal the bar shows these numbers live; the log file still gets the line.
+    log_->line("step " + std::to_string(state_.step) + " | epoch " +
+                   std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) +
+                   " | ppl " + fixed(ppl, 2) + " | lr " + scientific(lr) + " | " +
+                   fixed(tokens_per_s, 0) + " tgt tok/s | " + fixed(state_.train_seconds, 0) + " s",
+               /*console=*/!w.bar);
+    w.loss_sum = w.nll_sum = w.seconds = 0.0;
+    w.tokens = 0;
+  }
+  if (config_.train.validate_every > 0 && state_.step % config_.train.validate_every == 0) {
+    run_validation(summary);
+  }
+  if (interrupted()) {
+    stop_ = summary.interrupted = true;
+    summary.stop_reason = "interrupted";
+  }
+  if (!stop_) limit_reached(summary);
+}
+
+void Trainer::say(const std::string& text) {
+  if (!window_->bar) return log_->line(text);
+  log_->line(text, /*console=*/false);
+  window_->bar->message(text);
+}
+
+bool Trainer::limit_reached(TrainSummary& summary) {
+  const auto& t = config_.train;
+  if (t.max_steps > 0 && state_.step >= t.max_steps) summary.stop_reason = "max_steps reached";
+  if (t.max_minutes > 0 && state_.train_seconds >= 60.0 * t.max_minutes) {
+    summary.stop_reason = "max_minutes reached";
+  }
+  stop_ = stop_ || !summary.stop_reason.empty();
+  return stop_;
+}
+
+void Trainer::run_validation(TrainSummary& summary) {
+  const ValidationResult result = validate(model_, *tokenizer_, valid_, config_, device_);
+  model_->train();
+  window_->last_validated = state_.step;
+  const double metric = result.metric(config_.train.metric);
+  const bool best = improves(config_.train.metric, metric, state_.best_metric);
+  const auto or_null = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+  log_->metrics({{"kind", "valid"}, {"step", state_.step}, {"epoch", state_.epoch},
+                 {"loss", result.loss}, {"ppl", result.perplexity}, {"bleu", or_null(result.bleu)},
+                 {"chrf", or_null(result.chrf)}, {"seconds", result.seconds},
+                 {"elapsed_s", state_.train_seconds}});
+  say("valid step " + std::to_string(state_.step) + " | loss " + fixed(result.loss, 4) +
+      " | ppl " + fixed(result.perplexity, 2) +
+      (std::isnan(result.bleu) ? "" : " | BLEU " + fixed(result.bleu, 2) + " | chrF " +
+                                          fixed(result.chrf, 2)) +
+      " | " + fixed(result.seconds, 1) + " s" + (best ? " | new best" : ""));
+  if (best) {
+    state_.best_metric = metric;
+    state_.best_step = state_.step;
+    state_.bad_validations = 0;
+    save(run_dir_ / "best.pt", /*with_optimizer=*/false);
+  } else if (++state_.bad_validations >= config_.train.patience && config_.train.patience > 0) {
+    stop_ = true;
+    summary.stop_reason = "early stopping: no " + config_.train.metric + " improvement in " +
+                          std::to_string(config_.train.patience) + " validations";
+  }
+  if (config_.train.keep_checkpoints > 0) {
+    save(run_dir_ / ("step_" + std::to_string(state_.step) + ".pt"), false);
+    rotate_step_checkpoints();
+  }
+  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
+}
+
+}  // namespace nmt

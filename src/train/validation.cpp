@@ -1,0 +1,40 @@
+#include "train/validation.h"
+
+#include <chrono>
+
+#include "decode/evaluation.h"
+#include "decode/translator.h"
+
+namespace nmt {
+
+bool improves(const std::string& metric, double candidate, double best) {
+  if (std::isnan(candidate)) return false;
+  if (std::isnan(best)) return true;
+  return metric == "bleu" ? candidate > best : candidate < best;
+}
+
+ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
+                          const Config& config, const at::Device& device) {
+  const auto start = std::chrono::steady_clock::now();
+  ValidationResult result;
+  model->eval();
+  if (config.train.valid_bleu) {
+    DecodeConfig greedy = config.decode;  // validation BLEU is always greedy (fast, comparable)
+    greedy.beam = 1;
+    greedy.nbest = 1;
+    Translator translator(model, tokenizer, greedy, device);
+    translator.set_log(nullptr);
+    const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text});
+    result.loss = report.loss.loss();
+    result.bleu = report.bleu.score;
+    result.chrf = report.chrf.score;
+  } else {
+    result.loss = teacher_forced_loss(model, split.examples, config.decode.batch_tokens, device).loss();
+  }
+  result.perplexity = std::exp(result.loss);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace nmt

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+
+#include "core/config.h"
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// One validation: teacher-forced loss/perplexity and, if asked, BLEU of greedy translations.
+struct ValidationResult {
+  double loss = 0.0;                                    ///< nats per target token (no smoothing)
+  double perplexity = 0.0;                              ///< exp(loss)
+  double bleu = std::numeric_limits<double>::quiet_NaN();  ///< corpus BLEU (sacreBLEU 13a), or NaN
+  double chrf = std::numeric_limits<double>::quiet_NaN();  ///< corpus chrF2, or NaN
+  double seconds = 0.0;                                 ///< wall-clock of the validation
+
+  /// The value of `metric` ("bleu" or "loss") and whether larger is better.
+  double metric(const std::string& name) const { return name == "bleu" ? bleu : loss; }
+};
+
+/// True if `candidate` beats `best` for `metric` (NaN `best` = nothing yet).
+bool improves(const std::string& metric, double candidate, double best);
+
+/// Validates `model` on `split` (the model is left in eval() mode; the caller switches back).
+ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
+                          const Config& config, const at::Device& device);
+
+}  // namespace nmt

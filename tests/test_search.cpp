@@ -1,0 +1,284 @@
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/special_ids.h"
+#include "decode/search.h"
+
+namespace nmt {
+namespace {
+
+constexpr int64_t kVocab = 24;
+
+ModelConfig tiny_model_config(int64_t max_len = 64) {
+  ModelConfig config;
+  config.d_model = 32;
+  config.n_heads = 4;
+  config.encoder_layers = 2;
+  config.decoder_layers = 2;
+  config.d_ff = 64;
+  config.dropout = 0.0;
+  config.attention_dropout = 0.0;
+  config.max_len = max_len;
+  config.src_vocab_size = kVocab;
+  config.tgt_vocab_size = kVocab;
+  return config;
+}
+
+/// A seeded random model whose outputs depend on the source: weights scaled up so the argmax is
+/// not the same token everywhere, and `eos_bias` added to eos' logit so that some hypotheses end
+/// early (positive) or none does (very negative).
+Seq2Seq random_model(uint64_t seed, double eos_bias = 2.0, int64_t max_len = 64) {
+  torch::manual_seed(seed);
+  Seq2Seq model(tiny_model_config(max_len));
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->parameters()) {
+    if (p.dim() > 1) p.mul_(2.0);
+  }
+  model->decoder->output->bias[kEosId] += eos_bias;
+  auto env = [](const char* n, double d) { const char* v = getenv(n); return v ? atof(v) : d; };
+  model->decoder->embeddings->learned->weight.mul_(env("POS", 1.0));
+  model->encoder->embeddings->learned->weight.mul_(env("POS", 1.0));
+  model->decoder->embeddings->tokens->weight.mul_(env("TOK", 1.0));
+  for (const auto& layer : *model->decoder->layers) {
+    auto l = layer->as<DecoderLayer>();
+    l->cross_attention->fc_v->weight.mul_(env("CROSS", 1.0));
+    l->cross_attention->fc_o->weight.mul_(env("CROSS", 1.0));
+    l->self_attention->fc_v->weight.mul_(env("SELF", 1.0));
+  }
+  if (getenv("RANDOM")) return model;
+  model->eval();
+  return model;
+}
+
+/// A model trained for a few dozen steps to translate x into reverse(x) with every token mapped
+/// to another: part-trained, so its outputs depend on the source, vary in length and end with
+/// eos, yet are not all correct. Seeded: the same model every time.
+Seq2Seq trained_model() {
+  if (getenv("RANDOM")) return random_model(7, atof(getenv("RANDOM")));
+  torch::manual_seed(17);
+  Seq2Seq model(tiny_model_config());
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-2));
+  std::mt19937 rng(17);
+  for (int step = 0; step < 25; ++step) {
+    std::vector<int64_t> src(32 * 9, kPadId), tgt(32 * 10, kPadId);  // tgt: bos + y + eos
+    for (size_t row = 0; row < 32; ++row) {
+      const size_t length = 1 + rng() % 8;
+      tgt[row * 10] = kBosId;
+      for (size_t i = 0; i < length; ++i) {
+        const int64_t x = 4 + static_cast<int64_t>(rng() % (kVocab - 4));
+        src[row * 9 + i] = x;
+        tgt[row * 10 + length - i] = (x * 7) % (kVocab - 4) + 4;
+      }
+      src[row * 9 + length] = kEosId;
+      tgt[row * 10 + length + 1] = kEosId;
+    }
+    const auto src_t = torch::tensor(src).view({32, 9});
+    const auto tgt_t = torch::tensor(tgt).view({32, 10});
+    const auto logits = model->forward(src_t, tgt_t.slice(1, 0, 9));  // [32, 9, vocab]
+    const auto loss = torch::nn::functional::cross_entropy(
+        logits.reshape({-1, kVocab}), tgt_t.slice(1, 1).reshape(-1),
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kPadId));
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+  }
+  model->eval();
+  return model;
+}
+
+/// Padded, eos-terminated sources [batch, longest + 1] with the given lengths (eos excluded).
+at::Tensor random_sources(const std::vector<int64_t>& lengths, uint64_t seed) {
+  torch::manual_seed(seed);
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  auto src = at::zeros({static_cast<int64_t>(lengths.size()), longest + 1}, at::kLong);
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto r = static_cast<int64_t>(row);
+    src[r].slice(0, 0, lengths[row]) = torch::randint(4, kVocab, {lengths[row]}, at::kLong);
+    src[r][lengths[row]] = kEosId;
+  }
+  return src;
+}
+
+DecodeConfig decode_config(int64_t beam = 1, int64_t nbest = 1, int64_t offset = 10) {
+  DecodeConfig config;
+  config.beam = beam;
+  config.nbest = nbest;
+  config.max_len_offset = offset;
+  return config;
+}
+
+TEST(Search, LengthPenaltyIsGnmt) {
+  EXPECT_DOUBLE_EQ(gnmt_length_penalty(1, 0.6), 1.0);
+  EXPECT_NEAR(gnmt_length_penalty(7, 0.6), std::pow(2.0, 0.6), 1e-12);
+  EXPECT_DOUBLE_EQ(gnmt_length_penalty(30, 0.0), 1.0);
+}
+
+TEST(Search, MaxOutputLengthIsSourcePlusOffsetCappedByPositions) {
+  auto model = random_model(1, 0.0, 16);
+  EXPECT_EQ(max_output_length(model, 3, decode_config(1, 1, 5)), 8);
+  EXPECT_EQ(max_output_length(model, 12, decode_config(1, 1, 5)), 15);  // max_len - 1
+}
+
+TEST(Search, CachedGreedyMatchesNaiveLoopOnPaddedBatches) {
+  auto model = trained_model();
+  const std::vector<std::vector<int64_t>> batches = {{5, 1, 9, 3}, {2}, {7, 7, 4, 12, 1, 6}};
+  std::set<std::vector<int64_t>> distinct;
+  std::set<int64_t> tokens;
+  int eos_endings = 0;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const auto src = random_sources(batches[b], 100 + b);
+    const auto config = decode_config();
+    const auto cached = greedy_search(model, src, config);
+    const auto naive = greedy_search_naive(model, src, config);
+    ASSERT_EQ(cached.size(), naive.size());
+    for (size_t row = 0; row < cached.size(); ++row) {
+      EXPECT_EQ(cached[row].tokens, naive[row].tokens) << "batch " << b << " row " << row;
+      EXPECT_NEAR(cached[row].log_prob, naive[row].log_prob, 1e-3);
+      distinct.insert(cached[row].tokens);
+      if (getenv("DBG")) { for (auto t : cached[row].tokens) std::cerr << t << ' '; std::cerr << "| " << cached[row].log_prob << "\n"; }
+      tokens.insert(cached[row].tokens.begin(), cached[row].tokens.end());
+      const auto limit = max_output_length(model, batches[b][row], config);
+      eos_endings += static_cast<int64_t>(cached[row].tokens.size()) < limit;
+    }
+  }
+  // The comparison means something only if outputs are varied and some end with eos.
+  EXPECT_GE(distinct.size(), 8u);
+  EXPECT_GE(tokens.size(), 8u);
+  EXPECT_GE(eos_endings, 6);
+}
+
+TEST(Search, BeamOneEqualsGreedy) {
+  auto model = trained_model();
+  const auto src = random_sources({4, 8, 1, 6, 3}, 5);
+  const auto greedy = greedy_search(model, src, decode_config());
+  const auto beam = beam_search(model, src, decode_config(1, 1));
+  ASSERT_EQ(beam.size(), greedy.size());
+  for (size_t row = 0; row < greedy.size(); ++row) {
+    ASSERT_EQ(beam[row].size(), 1u);
+    EXPECT_EQ(beam[row][0].tokens, greedy[row].tokens) << "row " << row;
+    EXPECT_NEAR(beam[row][0].log_prob, greedy[row].log_prob, 1e-3);
+  }
+}
+
+TEST(Search, BeamReturnsNbestSortedByPenalisedScore) {
+  auto model = trained_model();
+  const auto src = random_sources({6, 2, 9}, 9);
+  auto config = decode_config(5, 3);
+  config.length_penalty = 1.0;
+  const auto nbest = beam_search(model, src, config);
+  ASSERT_EQ(nbest.size(), 3u);
+  for (const auto& hypotheses : nbest) {
+    ASSERT_EQ(hypotheses.size(), 3u);
+    for (size_t i = 0; i < hypotheses.size(); ++i) {
+      if (i > 0) {
+        EXPECT_GE(hypotheses[i - 1].score, hypotheses[i].score);
+      }
+      EXPECT_LE(hypotheses[i].log_prob, 0.0);
+    }
+  }
+}
+
+/// Next-token log-probabilities after `prefix` by a teacher-forced full forward pass: an
+/// independent reference for the search. -> [vocab]
+at::Tensor reference_next(Seq2Seq& model, const at::Tensor& src, const std::vector<int64_t>& prefix) {
+  torch::NoGradGuard no_grad;
+  const auto logits = model->forward(src, torch::tensor(prefix).unsqueeze(0));  // [1, t, V]
+  return at::log_softmax(logits[0][-1], -1);
+}
+
+TEST(Search, WideBeamMatchesExhaustiveSearchOnShortOutputs) {
+  // Source of 1 token, offset 1: outputs of at most 2 tokens. A beam as wide as the vocabulary
+  // keeps every 1-token prefix, so its best three must be the exhaustive best three.
+  auto model = random_model(5, 3.0);
+  const auto src = random_sources({1}, 3);
+  auto config = decode_config(kVocab, 3, 1);
+  const auto beam = beam_search(model, src, config)[0];
+  const double lp1 = gnmt_length_penalty(1, config.length_penalty);
+  const double lp2 = gnmt_length_penalty(2, config.length_penalty);
+  const auto first = reference_next(model, src, {kBosId});
+  std::vector<Hypothesis> all = {{{}, 0.0, first[kEosId].item<double>() / lp1}};
+  for (int64_t a = 0; a < kVocab; ++a) {
+    if (a == kEosId) continue;
+    const auto second = reference_next(model, src, {kBosId, a});
+    for (int64_t b = 0; b < kVocab; ++b) {  // (a, eos) and the truncated (a, b) both have |y| = 2
+      const double log_prob = first[a].item<double>() + second[b].item<double>();
+      all.push_back({b == kEosId ? std::vector<int64_t>{a} : std::vector<int64_t>{a, b}, log_prob,
+                     log_prob / lp2});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+  ASSERT_EQ(beam.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(beam[i].tokens, all[i].tokens) << "rank " << i;
+    EXPECT_NEAR(beam[i].score, all[i].score, 1e-4) << "rank " << i;
+  }
+}
+
+TEST(Search, OutputLengthLimitIsRespected) {
+  auto model = random_model(2, -1e4, 12);  // eos never wins: every hypothesis hits the limit
+  const std::vector<int64_t> lengths = {3, 1, 10};
+  const auto src = random_sources(lengths, 4);
+  const auto config = decode_config(3, 2, 2);
+  const auto greedy = greedy_search(model, src, config);
+  const auto naive = greedy_search_naive(model, src, config);
+  const auto beam = beam_search(model, src, config);
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto limit = std::min<int64_t>(lengths[row] + 2, 11);
+    EXPECT_EQ(static_cast<int64_t>(greedy[row].tokens.size()), limit);
+    EXPECT_EQ(naive[row].tokens, greedy[row].tokens);
+    for (const auto& h : beam[row]) EXPECT_EQ(static_cast<int64_t>(h.tokens.size()), limit);
+  }
+}
+
+TEST(Search, DecodeBatchesRespectBudgetAndCoverEverySource) {
+  const std::vector<int64_t> lengths = {5, 1, 30, 2, 9, 9, 3};
+  const auto batches = decode_batches(lengths, 20);
+  std::vector<int> seen(lengths.size(), 0);
+  for (const auto& batch : batches) {
+    int64_t longest = 0;
+    for (const size_t i : batch) longest = std::max(longest, lengths[i]), ++seen[i];
+    if (batch.size() > 1) {
+      EXPECT_LE(static_cast<int64_t>(batch.size()) * (longest + 1), 20);
+    }
+  }
+  EXPECT_EQ(seen, std::vector<int>(lengths.size(), 1));
+}
+
+TEST(Search, DecodeAllKeepsInputOrder) {
+  auto model = trained_model();
+  const std::vector<int64_t> lengths = {7, 1, 4, 9, 2, 4};
+  const auto src = random_sources(lengths, 21);
+  std::vector<std::vector<int64_t>> sources;
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto ids = src[static_cast<int64_t>(row)].slice(0, 0, lengths[row]).contiguous();
+    sources.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  }
+  for (const int64_t beam : {1, 3}) {
+    auto config = decode_config(beam, 1);
+    config.batch_tokens = 12;  // several batches, sorted by length
+    const auto all = decode_all(model, sources, config, at::kCPU);
+    ASSERT_EQ(all.size(), sources.size());
+    for (size_t row = 0; row < sources.size(); ++row) {
+      const auto one = beam_search(model, src.slice(0, row, row + 1).slice(1, 0, lengths[row] + 1),
+                                   config);
+      EXPECT_EQ(all[row][0].tokens, one[0][0].tokens) << "beam " << beam << " row " << row;
+    }
+  }
+}
+
+TEST(Search, RestoresTrainingMode) {
+  auto model = random_model(1);
+  model->train();
+  greedy_search(model, random_sources({3}, 1), decode_config());
+  EXPECT_TRUE(model->is_training());
+  EXPECT_TRUE(model->decoder->is_training());
+}
+
+}  // namespace
+}  // namespace nmt

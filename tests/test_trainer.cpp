@@ -1,0 +1,185 @@
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "core/interrupt.h"
+#include "data/corpus.h"
+#include "decode/search.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+#include "test_util.h"
+
+extern char** environ;
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Train losses per step from a run's metrics.jsonl.
+std::vector<double> train_losses(const fs::path& run_dir) {
+  std::vector<double> losses;
+  std::ifstream in(run_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record["kind"] == "train") losses.push_back(record["loss"].get<double>());
+  }
+  return losses;
+}
+
+TrainSummary train(const Config& config, bool resume = false) {
+  std::ostringstream console;
+  Trainer trainer(config, resume, console);
+  return trainer.run();
+}
+
+TEST(Trainer, ResumeGivesTheSameLossCurve) {
+  const auto dir = test::temp_dir("resume");
+  Config whole = test::tiny_config(dir / "whole");
+  whole.train.max_steps = 12;
+  train(whole);
+  Config halves = test::tiny_config(dir / "halves");
+  halves.train.max_steps = 5;
+  EXPECT_EQ(train(halves).steps, 5);
+  halves.train.max_steps = 12;
+  EXPECT_EQ(train(halves, /*resume=*/true).steps, 12);
+  const auto expected = train_losses(dir / "whole");
+  ASSERT_EQ(expected.size(), 12u);
+  EXPECT_EQ(train_losses(dir / "halves"), expected);  // bit-identical on CPU
+}
+
+TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {
+  const auto dir = test::temp_dir("mismatch");
+  Config config = test::tiny_config(dir / "run");
+  config.train.max_steps = 2;
+  train(config);
+  test::expect_error([&] { train(config); }, "already holds a run (last.pt)");
+  Config changed = config;
+  changed.model.d_model = 64;
+  test::expect_error([&] { train(changed, true); }, "model.d_model = 32 vs 64");
+  Config elsewhere = test::tiny_config(dir / "nothing");
+  test::expect_error([&] { train(elsewhere, true); }, "nothing to resume");
+}
+
+TEST(Checkpoint, AFailedWriteLeavesThePreviousCheckpointLoadable) {
+  const auto dir = test::temp_dir("atomic");
+  Config config = test::tiny_config(dir / "run");
+  config.train.max_steps = 3;
+  train(config);
+  const fs::path last = dir / "run" / "last.pt";
+  const auto before = load_checkpoint(last, at::kCPU);
+  // A crash mid-write leaves only a partial temporary file behind...
+  std::ofstream(last.string() + ".tmp") << "partial garbage";
+  EXPECT_EQ(load_checkpoint(last, at::kCPU).state.step, 3);
+  // ...and a write that fails outright never touches the published file.
+  fs::remove(last.string() + ".tmp");
+  fs::create_directory(last.string() + ".tmp");  // the temporary file cannot be created
+  LoadedModel loaded = load_checkpoint(last, at::kCPU);
+  EXPECT_ANY_THROW(save_checkpoint(last, loaded.config, loaded.model, loaded.tokenizer, {}));
+  const auto after = load_checkpoint(last, at::kCPU);
+  EXPECT_EQ(after.state.step, before.state.step);
+  EXPECT_TRUE(torch::equal(after.model->parameters()[0], before.model->parameters()[0]));
+}
+
+TEST(Checkpoint, CorruptOrMissingFilesAreClearErrors) {
+  const auto dir = test::temp_dir("corrupt");
+  std::ofstream(dir / "bad.pt") << "not a checkpoint";
+  test::expect_error([&] { load_checkpoint(dir / "bad.pt", at::kCPU); }, "bad.pt: not a readable");
+  test::expect_error([&] { load_checkpoint(dir / "none.pt", at::kCPU); }, "none.pt: checkpoint not found");
+  test::expect_error([&] { load_checkpoint(dir, at::kCPU); }, "no best.pt or last.pt");
+}
+
+TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
+  const auto dir = test::temp_dir("overfit");
+  const auto src = read_lines(fs::path(NMT_FIXTURES_DIR) / "tiny.en");
+  const auto tgt = read_lines(fs::path(NMT_FIXTURES_DIR) / "tiny.de");
+  fs::create_directories(dir / "data");
+  std::ofstream en(dir / "data" / "over.en"), de(dir / "data" / "over.de");
+  for (int copy = 0; copy < 16; ++copy) {
+    for (int i = 0; i < 8; ++i) en << src[i] << "\n", de << tgt[i] << "\n";
+  }
+  en.close(), de.close();
+  Config config = test::tiny_config(dir / "run");
+  config.data.dir = (dir / "data").string();
+  config.data.train_split = config.data.valid_split = "over";
+  config.model.d_model = 64;
+  config.model.d_ff = 128;
+  config.model.dropout = config.model.attention_dropout = 0.0;
+  config.train.label_smoothing = 0.0;
+  config.train.max_epochs = 25;
+  config.train.log_every = 50;
+  config.train.keep_checkpoints = 0;
+  train(config);
+  LoadedModel loaded = load_checkpoint(dir / "run" / "last.pt", at::kCPU);
+  std::vector<std::vector<int64_t>> sources;
+  for (int i = 0; i < 8; ++i) sources.push_back(loaded.tokenizer.encode_src(src[i]));
+  const auto hypotheses = decode_all(loaded.model, sources, DecodeConfig{}, at::kCPU);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(loaded.tokenizer.decode_tgt(hypotheses[i][0].tokens), tgt[i]) << "pair " << i;
+  }
+}
+
+/// Runs `args` with the real nmt binary, output to `log`; returns the pid.
+pid_t spawn_nmt(const std::vector<std::string>& args, const fs::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> all = {NMT_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, NMT_BINARY, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Cli, SigintFinishesTheStepSavesAndExplainsHowToResume) {
+  const auto dir = test::temp_dir("sigint");
+  Config config = test::tiny_config(dir / "run");
+  config.train.max_epochs = 1000;
+  save_config(config, dir / "config.json");
+  const pid_t pid = spawn_nmt({"train", "--config", (dir / "config.json").string()}, dir / "log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (train_losses(dir / "run").size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130);
+  const std::string output = read_file(dir / "log");
+  EXPECT_NE(output.find("resume with: nmt train --resume"), std::string::npos) << output;
+  EXPECT_GE(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, 3);
+}
+
+TEST(Cli, BadConfigValueIsOneLineNamingTheKey) {
+  const auto dir = test::temp_dir("cli_config");
+  const pid_t pid = spawn_nmt({"train", "--set", "model.dropout=2"}, dir / "log");
+  EXPECT_EQ(wait_exit_code(pid), 2);
+  const std::string output = read_file(dir / "log");
+  EXPECT_EQ(output, "error: model.dropout = 2 is out of range: must be in [0, 0.99]\n");
+}
+
+}  // namespace
+}  // namespace nmt
