@@ -1,11 +1,11 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <random>
 #include <set>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include "core/config.h"
 #include "core/special_ids.h"
@@ -114,8 +114,10 @@ TEST(Batching, CollateShiftsTargetsAndPads) {
   EXPECT_EQ(batch.indices, (std::vector<size_t>{1, 0}));
   EXPECT_EQ(batch.size(), 2);
   const auto src = torch::tensor({13, 3, 0, 0, 10, 11, 12, 3}, torch::kLong).view({2, 4});
-  const auto tgt_in = torch::tensor({2, 22, 23, 24, 25, 2, 20, 21, 0, 0}, torch::kLong).view({2, 5});
-  const auto tgt_out = torch::tensor({22, 23, 24, 25, 3, 20, 21, 3, 0, 0}, torch::kLong).view({2, 5});
+  const auto tgt_in =
+      torch::tensor({2, 22, 23, 24, 25, 2, 20, 21, 0, 0}, torch::kLong).view({2, 5});
+  const auto tgt_out =
+      torch::tensor({22, 23, 24, 25, 3, 20, 21, 3, 0, 0}, torch::kLong).view({2, 5});
   EXPECT_TRUE(torch::equal(batch.src, src));
   EXPECT_TRUE(torch::equal(batch.tgt_in, tgt_in));
   EXPECT_TRUE(torch::equal(batch.tgt_out, tgt_out));

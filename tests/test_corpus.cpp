@@ -1,10 +1,10 @@
+#include <gtest/gtest.h>
+#include <zlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <zlib.h>
 
 #include "core/config.h"
 #include "data/corpus.h"
@@ -62,14 +62,15 @@ TEST(Corpus, MisalignedFilesNameBothFilesAndCounts) {
   const auto dir = test::temp_dir("corpus_misaligned");
   write_text(dir / "s.en", "a\nb\nc\n");
   write_text(dir / "s.de", "a\nb\n");
-  test::expect_error([&] { read_parallel(dir / "s.en", dir / "s.de"); },
-                     "'" + (dir / "s.en").string() + "' has 3 lines but '" +
-                         (dir / "s.de").string() + "' has 2");
+  test::expect_error(
+      [&] { read_parallel(dir / "s.en", dir / "s.de"); },
+      "'" + (dir / "s.en").string() + "' has 3 lines but '" + (dir / "s.de").string() + "' has 2");
 }
 
 TEST(Corpus, InvalidUtf8NamesFileAndLine) {
   const auto dir = test::temp_dir("corpus_utf8");
-  write_text(dir / "latin1.de", "gut\nStra\xdf" "e\n");  // ISO-8859-1 ß
+  const std::string latin1_sz = "\xdf";  // ß in ISO-8859-1, not valid UTF-8
+  write_text(dir / "latin1.de", "gut\nStra" + latin1_sz + "e\n");
   test::expect_error([&] { read_lines(dir / "latin1.de"); },
                      "'" + (dir / "latin1.de").string() + "' line 2: invalid UTF-8 at byte 5");
 }
@@ -85,8 +86,8 @@ TEST(Corpus, ValidUtf8RejectsOverlongSurrogatesAndTruncation) {
   size_t offset = 99;
   EXPECT_FALSE(valid_utf8("ab\xC0\xAF", &offset));  // overlong '/'
   EXPECT_EQ(offset, 2u);
-  EXPECT_FALSE(valid_utf8("\xED\xA0\x80"));  // UTF-16 surrogate
-  EXPECT_FALSE(valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(valid_utf8("\xED\xA0\x80"));        // UTF-16 surrogate
+  EXPECT_FALSE(valid_utf8("\xF4\x90\x80\x80"));    // above U+10FFFF
   EXPECT_FALSE(valid_utf8("x\xE2\x82", &offset));  // truncated
   EXPECT_EQ(offset, 1u);
 }
@@ -97,9 +98,9 @@ TEST(Corpus, SplitFilePrefersPlainThenGzipElseListsBoth) {
   EXPECT_EQ(split_file(dir, "train", "en"), dir / "train.en.gz");
   write_text(dir / "train.en", "x\n");
   EXPECT_EQ(split_file(dir, "train", "en"), dir / "train.en");
-  test::expect_error([&] { split_file(dir, "val", "de"); },
-                     "neither '" + (dir / "val.de").string() + "' nor '" +
-                         (dir / "val.de.gz").string() + "'");
+  test::expect_error(
+      [&] { split_file(dir, "val", "de"); },
+      "neither '" + (dir / "val.de").string() + "' nor '" + (dir / "val.de.gz").string() + "'");
 }
 
 TEST(Corpus, ReadsTheFixtureCorpus) {
@@ -120,7 +121,8 @@ DataConfig filter_config(const fs::path& dir) {
   std::string long_en, long_de;
   for (int i = 0; i < 8; ++i) long_en += "a man is running . ", long_de += "ein Mann läuft . ";
   write_text(dir / "s.en", "a man is running .\n\n   \na dog is sleeping .\n" + long_en + "\n");
-  write_text(dir / "s.de", "ein Mann läuft .\n\nein Hund\n\tein Hund schläft .  \n" + long_de + "\n");
+  write_text(dir / "s.de",
+             "ein Mann läuft .\n\nein Hund\n\tein Hund schläft .  \n" + long_de + "\n");
   return data;
 }
 
@@ -143,8 +145,9 @@ TEST(Corpus, LoadSplitFiltersEmptyAndLongPairsWithCounts) {
   EXPECT_EQ(split.stats.tgt_tokens,
             static_cast<int64_t>(split.examples[0].tgt.size() + split.examples[1].tgt.size()));
   EXPECT_EQ(load_split(data, "s", tokenizer, /*filter_long=*/false).stats.kept, 3u);
-  EXPECT_NE(describe("s", split.stats).find("5 pairs read, 2 kept, 3 filtered (2 empty, 1 too long)"),
-            std::string::npos);
+  EXPECT_NE(
+      describe("s", split.stats).find("5 pairs read, 2 kept, 3 filtered (2 empty, 1 too long)"),
+      std::string::npos);
 
   // The other direction reads the same files swapped.
   data.src_lang = "de";

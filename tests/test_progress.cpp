@@ -72,6 +72,18 @@ TEST(Progress, RenderEdgeCases) {
   EXPECT_EQ(render_progress({"", 5, 10, 5.0, {}}, 2), " 50% |#-| 5/10 [00:05<00:05]");
 }
 
+TEST(Progress, InitialProgressIsNotCountedInTheRate) {
+  // Resumed at 600 of 1000, 100 more done in 10 s: ETA = 10 s * 300 / 100 = 30 s, not 10 * 300/700.
+  ProgressSnapshot resumed{"x", 700, 1000, 10.0, {}};
+  resumed.initial = 600;
+  EXPECT_EQ(render_progress(resumed, 4), "x  70% |##--| 700/1000 [00:10<00:30]");
+  resumed.done = 600;
+  EXPECT_EQ(render_progress(resumed, 4), "x  60% |##--| 600/1000 [00:10<?]");
+  ProgressSnapshot open_ended{"y", 150, 0, 10.0, {}};
+  open_ended.initial = 100;
+  EXPECT_EQ(render_progress(open_ended), "y 150 [00:10, 5.0/s]");
+}
+
 TEST(Progress, RenderUnknownTotalShowsRate) {
   EXPECT_EQ(render_progress({"decode", 370, 0, 10.0, {}}), "decode 370 [00:10, 37.0/s]");
   EXPECT_EQ(render_progress({"decode", 50000, 0, 10.0, {}}), "decode 50000 [00:10, 5,000/s]");
@@ -168,6 +180,16 @@ TEST(Progress, MessageKeepsTheBarIntact) {
   ProgressBar log_bar("t", 0, plain, options_with(clock, false));
   log_bar.message("hello");
   EXPECT_EQ(plain.str(), "hello\n");
+}
+
+TEST(Progress, BarStartsAtInitial) {
+  FakeClock clock;
+  std::ostringstream out;
+  ProgressOptions options = options_with(clock, false);
+  options.initial = 3;
+  ProgressBar bar("t", 4, out, options);
+  bar.finish();
+  EXPECT_EQ(out.str(), "t  75% |#######---| 3/4 [00:00<?]\n");
 }
 
 TEST(Progress, FinishIsIdempotentAndStopsUpdates) {

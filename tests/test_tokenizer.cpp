@@ -1,9 +1,9 @@
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/config.h"
 #include "core/special_ids.h"
@@ -79,12 +79,12 @@ std::string type_name(const ::testing::TestParamInfo<TokenizerTypes::ParamType>&
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizer, TokenizerTypes,
-                         ::testing::Combine(::testing::Values("unigram", "bpe"),
-                                            ::testing::Bool()),
+                         ::testing::Combine(::testing::Values("unigram", "bpe"), ::testing::Bool()),
                          type_name);
 
 TEST(Tokenizer, SpecialIdsAreFixedAndNeverEncoded) {
-  const Tokenizer tokenizer = train_fixture(fixture_config("unigram", true), test::temp_dir("tok_ids"));
+  const Tokenizer tokenizer =
+      train_fixture(fixture_config("unigram", true), test::temp_dir("tok_ids"));
   EXPECT_EQ(tokenizer.tgt_pieces({kPadId, kUnkId, kBosId, kEosId}),
             (std::vector<std::string>{"<pad>", "<unk>", "<s>", "</s>"}));
   const auto ids = tokenizer.encode_tgt("ein Mann fährt ein rotes Fahrrad .");

@@ -83,20 +83,22 @@ const std::vector<Benchmark> kBenchmarks = {
     {"decode", "naive vs batched cached greedy vs beam search", run_bench_decode},
 };
 
-std::string benchmark_list() {
-  std::string list;
-  for (const auto& b : kBenchmarks) list += std::string("\n  ") + b.name + "  " + b.summary;
-  return list;
+/// "decode, train" (for one-line errors).
+std::string benchmark_names() {
+  std::string names;
+  for (const auto& b : kBenchmarks) names += (names.empty() ? "" : ", ") + std::string(b.name);
+  return names;
 }
 
 int run_bench(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     if (argc >= 2 && (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help"))) {
-      std::printf("usage: nmt bench <benchmark> [options]%s\n", benchmark_list().c_str());
+      std::printf("usage: nmt bench <benchmark> [options]   (nmt bench <benchmark> --help)\n");
+      for (const auto& b : kBenchmarks) std::printf("  %-8s %s\n", b.name, b.summary);
       return 0;
     }
-    throw Error("nmt bench: name a benchmark first (nmt bench <benchmark> --help):" +
-                benchmark_list());
+    throw Error("nmt bench: name a benchmark first: " + benchmark_names() +
+                " (nmt bench <benchmark> --help)");
   }
   for (const auto& benchmark : kBenchmarks) {
     if (argv[1] == std::string(benchmark.name)) {
@@ -105,8 +107,8 @@ int run_bench(int argc, char** argv) {
       return benchmark.run(argc - 1, argv + 1);
     }
   }
-  throw Error("nmt bench: unknown benchmark '" + std::string(argv[1]) + "'; available:" +
-              benchmark_list());
+  throw Error("nmt bench: unknown benchmark '" + std::string(argv[1]) +
+              "' (available: " + benchmark_names() + ")");
 }
 
 const bool registered =

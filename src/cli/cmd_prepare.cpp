@@ -25,10 +25,11 @@ void print_batches(const char* what, const EncodedSplit& split,
   const double rows = batches.empty() ? 0.0
                                       : static_cast<double>(split.examples.size()) /
                                             static_cast<double>(batches.size());
-  std::printf("  %s batches (data.batch_tokens=%lld): %zu batches, %.1f pairs/batch, "
-              "padding %.2f%%\n",
-              what, static_cast<long long>(batch_tokens), batches.size(), rows,
-              100.0 * padding_ratio(split.examples, batches));
+  std::printf(
+      "  %s batches (data.batch_tokens=%lld): %zu batches, %.1f pairs/batch, "
+      "padding %.2f%%\n",
+      what, static_cast<long long>(batch_tokens), batches.size(), rows,
+      100.0 * padding_ratio(split.examples, batches));
 }
 
 int run_prepare(int argc, char** argv) {
@@ -46,9 +47,9 @@ int run_prepare(int argc, char** argv) {
   bool trained = false;
   const Tokenizer tokenizer = prepare_tokenizer(data, run_dir, &trained);
   const double tokenizer_s = seconds_since(start);
-  std::printf("tokenizer: %s %s %s model(s) in %s: vocab %lld (source), %lld (target) [%.2f s]\n",
-              trained ? "trained" : "loaded", tokenizer.joint() ? "joint" : "separate",
-              data.vocab_type.c_str(), run_dir.string().c_str(),
+  std::printf("tokenizer: %s %s in %s: vocab %lld (source), %lld (target) [%.2f s]\n",
+              trained ? ("trained " + data.vocab_type).c_str() : "loaded",
+              tokenizer.joint() ? "joint model" : "separate models", run_dir.string().c_str(),
               static_cast<long long>(tokenizer.src_vocab_size()),
               static_cast<long long>(tokenizer.tgt_vocab_size()), tokenizer_s);
 

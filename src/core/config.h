@@ -58,7 +58,7 @@ struct DataConfig {
   int64_t max_len = 100;              ///< pairs with a side longer than this (pieces) are dropped
   int64_t batch_tokens = 4096;        ///< token budget per batch, padding included, per side
   int64_t pool_batches = 100;         ///< length-sort pools of this many batches
-  int64_t seed = 1;                   ///< seed of the batch order (epoch e uses seed + e)
+  int64_t seed = 1;                   ///< seed of the batch order (mixed with the epoch number)
 
   template <class F>
   void fields(F&& f) {

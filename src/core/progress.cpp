@@ -50,9 +50,10 @@ std::string render_bar(int64_t done, int64_t total, int bar_width) {
 /// Remaining time at the average rate so far; negative (shown as "?") before any progress.
 double estimate_remaining_s(const ProgressSnapshot& snapshot) {
   const int64_t remaining = std::max<int64_t>(snapshot.total - snapshot.done, 0);
+  const int64_t progressed = snapshot.done - snapshot.initial;
   if (remaining == 0) return 0.0;
-  if (snapshot.done <= 0) return -1.0;
-  return snapshot.elapsed_s * static_cast<double>(remaining) / static_cast<double>(snapshot.done);
+  if (progressed <= 0) return -1.0;
+  return snapshot.elapsed_s * static_cast<double>(remaining) / static_cast<double>(progressed);
 }
 
 }  // namespace
@@ -100,9 +101,10 @@ std::string render_progress(const ProgressSnapshot& snapshot, int bar_width) {
   if (snapshot.total > 0) {
     append("[" + elapsed + "<" + format_duration(estimate_remaining_s(snapshot)) + "]");
   } else {
-    const double rate = snapshot.elapsed_s > 0
-                            ? static_cast<double>(snapshot.done) / snapshot.elapsed_s
-                            : std::nan("");
+    const double rate =
+        snapshot.elapsed_s > 0
+            ? static_cast<double>(snapshot.done - snapshot.initial) / snapshot.elapsed_s
+            : std::nan("");
     append("[" + elapsed + ", " + format_rate(rate) + "]");
   }
   return line;
@@ -116,6 +118,8 @@ ProgressBar::ProgressBar(std::string label, int64_t total, std::ostream& out,
   columns_ = terminal_ ? terminal_columns(fd) : 0;
   snapshot_.label = std::move(label);
   snapshot_.total = std::max<int64_t>(total, 0);
+  snapshot_.done = options_.initial;
+  snapshot_.initial = options_.initial;
   start_ = now();
   last_draw_ = start_;
 }

@@ -27,12 +27,13 @@ struct ProgressSnapshot {
   int64_t total = 0;  ///< 0: unknown, no percentage, bar or ETA
   double elapsed_s = 0.0;
   std::vector<ProgressField> fields;
+  int64_t initial = 0;  ///< done before elapsed_s started (a resumed epoch): not in the rate
 };
 
 /// The line, without \r or newline:
 ///   known total:   "label  37% |#####---------| 370/1000 loss 4.12 [00:12<00:21]"
 ///   unknown total: "label 370 loss 4.12 [00:12, 30.8/s]"
-/// The ETA extrapolates the average rate so far: elapsed * (total - done) / done.
+/// The ETA extrapolates the average rate so far: elapsed * (total - done) / (done - initial).
 std::string render_progress(const ProgressSnapshot& snapshot, int bar_width = 30);
 
 /// Options for ProgressBar; every field has a working default.
@@ -43,6 +44,9 @@ struct ProgressOptions {
   /// Zero prints a line on every update.
   std::chrono::milliseconds line_interval{30'000};
   int bar_width = 30;
+  /// Progress already made when the bar starts, e.g. the batches of a resumed epoch; it counts
+  /// toward the percentage but not toward the rate and ETA.
+  int64_t initial = 0;
   /// Whether `out` is a terminal; unset: true only for std::cout / std::cerr / std::clog whose
   /// file descriptor isatty().
   std::optional<bool> is_terminal;

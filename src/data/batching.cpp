@@ -139,9 +139,9 @@ Batch collate(const std::vector<Example>& examples, const std::vector<size_t>& i
   }
   const auto rows = static_cast<int64_t>(indices.size());
   Batch batch;
-  batch.src = at::full({rows, src_len}, kPadId, at::kLong);     // [batch, src_len]
-  batch.tgt_in = at::full({rows, tgt_len}, kPadId, at::kLong);  // [batch, tgt_len]
-  batch.tgt_out = at::full({rows, tgt_len}, kPadId, at::kLong); // [batch, tgt_len]
+  batch.src = at::full({rows, src_len}, kPadId, at::kLong);      // [batch, src_len]
+  batch.tgt_in = at::full({rows, tgt_len}, kPadId, at::kLong);   // [batch, tgt_len]
+  batch.tgt_out = at::full({rows, tgt_len}, kPadId, at::kLong);  // [batch, tgt_len]
   auto src = batch.src.accessor<int64_t, 2>();
   auto tgt_in = batch.tgt_in.accessor<int64_t, 2>();
   auto tgt_out = batch.tgt_out.accessor<int64_t, 2>();

@@ -1,9 +1,9 @@
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 #include "core/config.h"
 
@@ -17,11 +17,11 @@ struct Example {
 
 /// A padded batch, batch-first. src = x + eos, tgt_in = bos + y, tgt_out = y + eos (pad = 0).
 struct Batch {
-  at::Tensor src;      ///< [batch, src_len] int64
-  at::Tensor tgt_in;   ///< [batch, tgt_len] int64
-  at::Tensor tgt_out;  ///< [batch, tgt_len] int64
-  int64_t src_tokens = 0;  ///< non-pad source tokens (eos included)
-  int64_t tgt_tokens = 0;  ///< non-pad target tokens in tgt_out (eos included)
+  at::Tensor src;               ///< [batch, src_len] int64
+  at::Tensor tgt_in;            ///< [batch, tgt_len] int64
+  at::Tensor tgt_out;           ///< [batch, tgt_len] int64
+  int64_t src_tokens = 0;       ///< non-pad source tokens (eos included)
+  int64_t tgt_tokens = 0;       ///< non-pad target tokens in tgt_out (eos included)
   std::vector<size_t> indices;  ///< positions of these pairs in the example list
   int64_t size() const { return src.defined() ? src.size(0) : 0; }
   /// Copy to `device` (pinned memory + non_blocking copies for CUDA).
@@ -32,7 +32,7 @@ struct Batch {
 struct BatchingOptions {
   int64_t batch_tokens = 4096;  ///< budget per batch per side, padding included:
                                 ///< rows * (longest src + 1) and rows * (longest tgt + 1)
-  int64_t pool_batches = 100;   ///< examples are length-sorted within pools of about this many batches
+  int64_t pool_batches = 100;   ///< length-sort pools hold about this many batches
   int64_t seed = 1;             ///< with the epoch, determines the order
 };
 

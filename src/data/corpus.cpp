@@ -1,12 +1,12 @@
 #include "data/corpus.h"
 
+#include <zlib.h>
+
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
-
-#include <zlib.h>
 
 #include "core/error.h"
 
@@ -142,7 +142,8 @@ ParallelText read_parallel(const fs::path& src_file, const fs::path& tgt_file) {
   if (text.src.size() != text.tgt.size()) {
     throw Error("misaligned parallel files: '" + src_file.string() + "' has " +
                 std::to_string(text.src.size()) + " lines but '" + tgt_file.string() + "' has " +
-                std::to_string(text.tgt.size()) + " (line i of one must translate line i of the other)");
+                std::to_string(text.tgt.size()) +
+                " (line i of one must translate line i of the other)");
   }
   return text;
 }

@@ -32,8 +32,8 @@ std::string format(const char* pattern, double value) {
 
 }  // namespace
 
-EncodedSplit load_split(const DataConfig& data, const std::string& split, const Tokenizer& tokenizer,
-                        bool filter_long) {
+EncodedSplit load_split(const DataConfig& data, const std::string& split,
+                        const Tokenizer& tokenizer, bool filter_long) {
   ParallelText text = read_split(data, split);
   EncodedSplit out;
   out.stats.read = text.size();
@@ -93,8 +93,8 @@ std::string describe(const std::string& split, const FilterStats& stats) {
       << stats.too_long << " too long)\n";
   out << "  tokens: source " << stats.src_tokens << ", target " << stats.tgt_tokens
       << " (pieces, no eos)\n";
-  out << "  average pieces per sentence: source " << per_sentence(stats.src_tokens)
-      << ", target " << per_sentence(stats.tgt_tokens) << "\n";
+  out << "  average pieces per sentence: source " << per_sentence(stats.src_tokens) << ", target "
+      << per_sentence(stats.tgt_tokens) << "\n";
   return out.str();
 }
 

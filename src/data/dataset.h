@@ -12,12 +12,12 @@ namespace nmt {
 
 /// What filtering did to one split.
 struct FilterStats {
-  size_t read = 0;           ///< pairs read
-  size_t kept = 0;           ///< pairs kept
-  size_t empty = 0;          ///< dropped: a side is empty (after trimming whitespace)
-  size_t too_long = 0;       ///< dropped: a side longer than data.max_len pieces
-  int64_t src_tokens = 0;    ///< pieces on the source side of kept pairs (no eos)
-  int64_t tgt_tokens = 0;    ///< pieces on the target side of kept pairs (no eos)
+  size_t read = 0;         ///< pairs read
+  size_t kept = 0;         ///< pairs kept
+  size_t empty = 0;        ///< dropped: a side is empty (after trimming whitespace)
+  size_t too_long = 0;     ///< dropped: a side longer than data.max_len pieces
+  int64_t src_tokens = 0;  ///< pieces on the source side of kept pairs (no eos)
+  int64_t tgt_tokens = 0;  ///< pieces on the target side of kept pairs (no eos)
 };
 
 /// One encoded split with its raw text (kept pairs only, aligned with `examples`).
@@ -30,8 +30,8 @@ struct EncodedSplit {
 
 /// Reads split `split` of data.dir in the configured direction, encodes it with `tokenizer`,
 /// drops empty pairs and (when `filter_long`) pairs with a side over data.max_len pieces.
-EncodedSplit load_split(const DataConfig& data, const std::string& split, const Tokenizer& tokenizer,
-                        bool filter_long = true);
+EncodedSplit load_split(const DataConfig& data, const std::string& split,
+                        const Tokenizer& tokenizer, bool filter_long = true);
 
 /// The tokenizer of a run: loads it from `run_dir` if its model file(s) exist
 /// (Tokenizer::model_files), otherwise trains it on data.train_split (non-empty lines, trimmed)

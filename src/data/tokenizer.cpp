@@ -1,10 +1,10 @@
 #include "data/tokenizer.h"
 
-#include <fstream>
-#include <unordered_map>
-
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
+
+#include <fstream>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/special_ids.h"
@@ -51,10 +51,14 @@ std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data
       {"vocab_size", std::to_string(data.vocab_size)},
       {"character_coverage", std::to_string(data.character_coverage)},
       {"normalization_rule_name", "nmt_nfkc"},
-      {"pad_id", std::to_string(kPadId)}, {"pad_piece", "<pad>"},
-      {"unk_id", std::to_string(kUnkId)}, {"unk_piece", "<unk>"},
-      {"bos_id", std::to_string(kBosId)}, {"bos_piece", "<s>"},
-      {"eos_id", std::to_string(kEosId)}, {"eos_piece", "</s>"},
+      {"pad_id", std::to_string(kPadId)},
+      {"pad_piece", "<pad>"},
+      {"unk_id", std::to_string(kUnkId)},
+      {"unk_piece", "<unk>"},
+      {"bos_id", std::to_string(kBosId)},
+      {"bos_piece", "<s>"},
+      {"eos_id", std::to_string(kEosId)},
+      {"eos_piece", "</s>"},
       // Small corpora cannot always fill data.vocab_size; take what they support.
       {"hard_vocab_limit", "false"},
       {"num_threads", "1"},
@@ -74,9 +78,9 @@ std::string train_model(const DataConfig& data,
   const auto status =
       sentencepiece::SentencePieceTrainer::Train(trainer_args(data), &iterator, &proto);
   if (!status.ok()) {
-    throw Error("training the " + what + " SentencePiece model (data.vocab_type=" +
-                data.vocab_type + ", data.vocab_size=" + std::to_string(data.vocab_size) +
-                ") failed: " + status.ToString());
+    throw Error(
+        "training the " + what + " SentencePiece model (data.vocab_type=" + data.vocab_type +
+        ", data.vocab_size=" + std::to_string(data.vocab_size) + ") failed: " + status.ToString());
   }
   return proto;
 }
@@ -163,8 +167,7 @@ std::vector<fs::path> Tokenizer::model_files(const DataConfig& data, const fs::p
 }
 
 Tokenizer Tokenizer::train(const DataConfig& data, const std::vector<std::string>& src_sentences,
-                           const std::vector<std::string>& tgt_sentences,
-                           const fs::path& out_dir) {
+                           const std::vector<std::string>& tgt_sentences, const fs::path& out_dir) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw Error("cannot create '" + out_dir.string() + "': " + ec.message());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -27,12 +28,19 @@ std::vector<int64_t> output_limits(const Seq2Seq& model, const at::Tensor& src,
   return limits;
 }
 
+at::Tensor output_log_probs(const at::Tensor& logits) {
+  // float32 even under bf16 autocast: log-probs are summed over many steps.
+  auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [rows, vocab]
+  log_probs.select(-1, kPadId).fill_(-std::numeric_limits<float>::infinity());
+  log_probs.select(-1, kBosId).fill_(-std::numeric_limits<float>::infinity());
+  return log_probs;
+}
+
 at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache& cache,
                           const at::Tensor& src_mask) {
   const auto hidden = model->decoder->step(tokens, cache, src_mask).hidden;  // [rows, new, d]
   const auto last = hidden.select(1, hidden.size(1) - 1);                    // [rows, d_model]
-  // float32 even under bf16 autocast: log-probs are summed over many steps.
-  return at::log_softmax(model->decoder->project(last).to(at::kFloat), -1);  // [rows, vocab]
+  return output_log_probs(model->decoder->project(last));  // [rows, vocab]
 }
 
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device) {
@@ -106,7 +114,7 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
     while (true) {
       const auto tgt = detail::index_tensor(prefix, src.device()).unsqueeze(0);  // [1, t]
       const auto logits = std::get<0>(model->decode(tgt, memory, src_mask));    // [1, t, vocab]
-      const auto log_probs = at::log_softmax(logits[0][-1].to(at::kFloat), -1);  // [vocab]
+      const auto log_probs = detail::output_log_probs(logits[0][-1]);  // [vocab]
       const int64_t token = log_probs.argmax().item<int64_t>();
       hypothesis.log_prob += log_probs[token].item<double>();
       if (token == kEosId) break;

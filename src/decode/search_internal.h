@@ -34,8 +34,12 @@ class EvalModeGuard {
 std::vector<int64_t> output_limits(const Seq2Seq& model, const at::Tensor& src,
                                    const DecodeConfig& config);
 
-/// One incremental decoder step: tokens [rows, new_len] -> log-probabilities of the next token
-/// after the last new position, [rows, tgt_vocab] float32. Only the last position is projected.
+/// log_softmax of logits [rows, vocab] in float32 with pad and bos set to -inf: they are never
+/// valid outputs (as in fairseq, the other tokens keep the model's probabilities).
+at::Tensor output_log_probs(const at::Tensor& logits);
+
+/// One incremental decoder step: tokens [rows, new_len] -> output_log_probs of the next token
+/// after the last new position, [rows, tgt_vocab]. Only the last position is projected.
 at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache& cache,
                           const at::Tensor& src_mask);
 

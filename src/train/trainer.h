@@ -26,6 +26,8 @@ struct TrainSummary {
   double best_metric = 0.0;  ///< best validation metric (NaN if never validated)
   bool interrupted = false;  ///< stopped by SIGINT/SIGTERM (last.pt holds the state)
   std::string stop_reason;   ///< e.g. "max_epochs reached", "early stopping", "interrupted"
+  double tokens_per_second = 0.0;  ///< target tokens per second of training steps (this run)
+  double flops_per_second = 0.0;   ///< executed model FLOP/s of those steps (train/flops.h)
 };
 
 /// Trains a Seq2Seq model as configured, leaving a run directory with config.json, the

@@ -11,6 +11,7 @@
 #include "core/interrupt.h"
 #include "core/precision.h"
 #include "core/special_ids.h"
+#include "train/flops.h"
 #include "train/loss.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -76,6 +77,12 @@ TrainSummary Trainer::run() {
   summary.steps = state_.step;
   summary.epochs_done = state_.epoch;
   summary.best_metric = state_.best_metric;
+  if (window_->run_seconds > 0) {
+    summary.tokens_per_second = double(window_->run_tokens) / window_->run_seconds;
+    summary.flops_per_second = window_->run_flops / window_->run_seconds;
+    log_->line("throughput: " + fixed(summary.tokens_per_second, 0) + " target tokens/s, " +
+               fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls");
+  }
   if (summary.interrupted) {
     log_->line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
                (run_dir_ / "last.pt").string() + "; resume with: nmt train --resume " +
@@ -102,7 +109,9 @@ void Trainer::train_epoch(TrainSummary& summary) {
         first, first + std::min(accum, size_t(batches.end() - first)));
     const auto start = Clock::now();
     const double loss = train_step(group);
-    window_->seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    window_->seconds += seconds;
+    window_->run_seconds += seconds;
     state_.batch_in_epoch += int64_t(group.size());
     state_.step += 1;
     after_step(summary, loss);
@@ -120,8 +129,12 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   int64_t tokens = 0;
   for (const auto& indices : group) {
     batches.push_back(collate(train_.examples, indices));
-    tokens += batches.back().tgt_tokens;
+    const Batch& b = batches.back();
+    tokens += b.tgt_tokens;
+    window_->run_flops += training_flops(
+        config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
   }
+  window_->run_tokens += tokens;
   optimizer_->zero_grad();
   double loss_sum = 0.0;
   for (const auto& cpu_batch : batches) {

@@ -1,0 +1,78 @@
+#include "train/bench.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <torch/torch.h>
+
+#include "core/device.h"
+#include "core/precision.h"
+#include "train/trainer.h"
+
+namespace nmt {
+namespace fs = std::filesystem;
+
+double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations, int64_t repeats) {
+  torch::NoGradGuard no_grad;
+  const auto a = torch::randn({n, n}), b = torch::randn({n, n});
+  double best = std::numeric_limits<double>::infinity();
+  AutocastGuard autocast(dtype == "bf16" ? "bf16" : "fp32", at::kCPU);
+  for (int64_t r = 0; r < repeats + 1; ++r) {  // the first round warms caches and thread pools
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < iterations; ++i) at::matmul(a, b);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0) best = std::min(best, seconds);
+  }
+  return 2.0 * double(n) * double(n) * double(n) * double(iterations) / best / 1e9;
+}
+
+TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::ostream& out) {
+  const fs::path run_dir = fs::temp_directory_path() / ("nmt_bench_train_" + std::to_string(::getpid()));
+  fs::remove_all(run_dir);
+  // Reuse a tokenizer already trained for this config's run, if there is one (saves minutes).
+  const fs::path source_run = config.train.resolved_run_dir();
+  fs::create_directories(run_dir);
+  for (const char* name : {"spm.model", "spm.en.model", "spm.de.model", "spm.fr.model", "spm.cs.model"}) {
+    if (fs::exists(source_run / name)) fs::copy_file(source_run / name, run_dir / name);
+  }
+  config.train.run_dir = run_dir.string();
+  config.train.keep_checkpoints = 0;
+  config.train.validate_at_start = false;
+  config.train.max_epochs = 0;
+  config.train.max_minutes = 0;
+  config.train.log_every = std::max<int64_t>(1, steps);
+  std::ostringstream quiet;
+  TrainBenchResult result;
+  {
+    config.train.max_steps = warmup;
+    if (warmup > 0) Trainer(config, false, quiet).run();
+    config.train.max_steps = warmup + steps;
+    Trainer trainer(config, warmup > 0, quiet);
+    const TrainSummary summary = trainer.run();
+    result.tokens_per_second = summary.tokens_per_second;
+    result.flops_per_second = summary.flops_per_second;
+  }
+  fs::remove_all(run_dir);
+  result.fp32_ceiling = 1e9 * matmul_gflops(1024, "fp32");
+  result.bf16_ceiling = 1e9 * matmul_gflops(1024, "bf16");
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "train %s (%s, %s): %.0f target tokens/s, %.1f GFLOP/s of model matmuls = "
+                "%.0f%% of the fp32 matmul ceiling (%.1f GFLOP/s), %.0f%% of the bf16 one "
+                "(%.1f GFLOP/s)\n",
+                config.train.name.c_str(), config.train.precision.c_str(),
+                describe_device(at::kCPU).c_str(), result.tokens_per_second,
+                result.flops_per_second / 1e9, 100.0 * result.flops_per_second / result.fp32_ceiling,
+                result.fp32_ceiling / 1e9, 100.0 * result.flops_per_second / result.bf16_ceiling,
+                result.bf16_ceiling / 1e9);
+  out << line;
+  return result;
+}
+
+}  // namespace nmt

@@ -1,0 +1,72 @@
+#pragma once
+
+// Fixtures shared by the decode-layer tests (translator, average): a SentencePiece model trained
+// once per process on tests/fixtures/tiny.*, and small seeded random models over its vocabulary.
+
+#include <filesystem>
+
+#include <torch/torch.h>
+
+#include "core/config.h"
+#include "core/special_ids.h"
+#include "data/corpus.h"
+#include "data/tokenizer.h"
+#include "model/seq2seq.h"
+#include "test_util.h"
+
+namespace nmt::test {
+
+/// A joint unigram tokenizer (vocab 150) over the fixture corpus, trained once per process.
+inline const Tokenizer& fixture_tokenizer() {
+  static const Tokenizer tokenizer = [] {
+    const std::filesystem::path fixtures = NMT_FIXTURES_DIR;
+    DataConfig data;
+    data.dir = fixtures.string();
+    data.train_split = "tiny";
+    data.vocab_size = 150;
+    const auto text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
+    return Tokenizer::train(data, text.src, text.tgt, temp_dir("decode_spm"));
+  }();
+  return tokenizer;
+}
+
+/// A tiny model config over the fixture tokenizer's vocabularies.
+inline ModelConfig fixture_model_config(int64_t max_len = 64) {
+  ModelConfig config;
+  config.d_model = 32;
+  config.n_heads = 4;
+  config.encoder_layers = 2;
+  config.decoder_layers = 2;
+  config.d_ff = 64;
+  config.dropout = 0.0;
+  config.attention_dropout = 0.0;
+  config.max_len = max_len;
+  config.src_vocab_size = fixture_tokenizer().src_vocab_size();
+  config.tgt_vocab_size = fixture_tokenizer().tgt_vocab_size();
+  return config;
+}
+
+/// A seeded random model; `eos_bias` is added to eos' logit (very negative: never ends early,
+/// so every model call yields max-length output).
+inline Seq2Seq fixture_model(uint64_t seed, double eos_bias = 0.0, int64_t max_len = 64) {
+  torch::manual_seed(seed);
+  Seq2Seq model(fixture_model_config(max_len));
+  torch::NoGradGuard no_grad;
+  model->decoder->output->bias[kEosId] += eos_bias;
+  model->eval();
+  return model;
+}
+
+/// A full config for checkpoints of fixture_model (en -> de over the fixture data).
+inline Config fixture_config(int64_t max_len = 64) {
+  Config config;
+  config.model = fixture_model_config(max_len);
+  config.data.dir = NMT_FIXTURES_DIR;
+  config.data.train_split = "tiny";
+  config.data.valid_split = "tiny_val";
+  config.data.vocab_size = 150;
+  config.decode.max_len_offset = 5;
+  return config;
+}
+
+}  // namespace nmt::test

@@ -1,0 +1,186 @@
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "decode/search.h"
+#include "decode/translator.h"
+#include "decode_test_util.h"
+#include "train/checkpoint.h"
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+
+DecodeConfig short_outputs(int64_t beam = 1, int64_t nbest = 1) {
+  DecodeConfig config;
+  config.beam = beam;
+  config.nbest = nbest;
+  config.max_len_offset = 3;
+  return config;
+}
+
+/// A translator over a random model; warnings and errors go to `log`.
+Translator make_translator(std::ostringstream& log, const DecodeConfig& config = short_outputs(),
+                           double eos_bias = 0.0, int64_t max_len = 64) {
+  Translator translator(test::fixture_model(3, eos_bias, max_len), test::fixture_tokenizer(),
+                        config, at::kCPU);
+  translator.set_log(&log);
+  return translator;
+}
+
+TEST(Translator, EmptyLinesGiveEmptyOutputWithoutAModelCall) {
+  std::ostringstream log;
+  auto translator = make_translator(log, short_outputs(), -1e4);  // a model call never ends early
+  const auto results = translator.translate({"", "a dog runs .", "   "});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok());
+  EXPECT_EQ(results[0].best(), "");
+  EXPECT_TRUE(results[0].nbest[0].tokens.empty());
+  EXPECT_FALSE(results[1].nbest[0].tokens.empty());
+  EXPECT_TRUE(results[2].nbest[0].tokens.empty());
+  EXPECT_EQ(log.str(), "");
+}
+
+TEST(Translator, MatchesDecodeAllInInputOrder) {
+  std::ostringstream log;
+  auto translator = make_translator(log);
+  const std::vector<std::string> lines = {"a man is carrying a red bike .", "a dog .",
+                                          "two children play in the green water near a car ."};
+  const auto results = translator.translate(lines);
+  std::vector<std::vector<int64_t>> sources;
+  for (const auto& line : lines) sources.push_back(test::fixture_tokenizer().encode_src(line));
+  const auto expected = decode_all(translator.model(), sources, translator.config(), at::kCPU);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(results[i].nbest[0].tokens, expected[i][0].tokens) << i;
+    EXPECT_EQ(results[i].best(), test::fixture_tokenizer().decode_tgt(expected[i][0].tokens));
+  }
+}
+
+TEST(Translator, InvalidUtf8FailsOnlyThatLine) {
+  std::ostringstream log;
+  auto translator = make_translator(log);
+  const auto results = translator.translate({"a dog .", "bad \xff byte", "a cat ."}, 10);
+  EXPECT_TRUE(results[0].ok());
+  EXPECT_TRUE(results[2].ok());
+  ASSERT_FALSE(results[1].ok());
+  EXPECT_NE(results[1].error->find("line 11"), std::string::npos) << *results[1].error;
+  EXPECT_NE(results[1].error->find("invalid UTF-8 at byte 5"), std::string::npos);
+  EXPECT_NE(log.str().find("line 11"), std::string::npos);
+  EXPECT_EQ(results[2].best(), translator.translate({"a cat ."})[0].best());
+  test::expect_error([&] { translator.translate_texts({"ok", "\xc3"}); }, "line 2");
+}
+
+TEST(Translator, LongInputIsTruncatedWithAWarning) {
+  std::ostringstream log;
+  auto translator = make_translator(log, short_outputs(), 0.0, 12);  // at most 11 source pieces
+  std::string long_line;
+  for (int i = 0; i < 8; ++i) long_line += "a dog in a green jacket . ";
+  const auto results = translator.translate({long_line, "a dog ."});
+  ASSERT_TRUE(results[0].ok());
+  ASSERT_TRUE(results[0].warning.has_value());
+  EXPECT_NE(results[0].warning->find("line 1"), std::string::npos);
+  EXPECT_NE(results[0].warning->find("model.max_len - 1"), std::string::npos);
+  EXPECT_NE(log.str().find("warning: line 1"), std::string::npos);
+  EXPECT_FALSE(results[1].warning.has_value());
+  EXPECT_LE(results[0].nbest[0].tokens.size(), 11u);
+}
+
+TEST(Translator, NbestGivesScoredHypothesesBestFirst) {
+  std::ostringstream log;
+  auto translator = make_translator(log, short_outputs(4, 3));
+  const auto results = translator.translate({"a dog is waiting .", ""});
+  ASSERT_EQ(results[0].nbest.size(), 3u);
+  EXPECT_GE(results[0].nbest[0].score, results[0].nbest[1].score);
+  EXPECT_GE(results[0].nbest[1].score, results[0].nbest[2].score);
+  EXPECT_EQ(results[1].nbest.size(), 1u);  // empty input: one empty translation
+}
+
+TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {
+  std::ostringstream log;
+  auto translator = make_translator(log);
+  const std::string source = "a dog in a green jacket .";
+  const auto best = translator.translate({source})[0].nbest[0].tokens;
+  const auto map = translator.attention(source, best);
+  const auto src_len = static_cast<int64_t>(test::fixture_tokenizer().encode_src(source).size());
+  ASSERT_EQ(map.weights.sizes(), (std::vector<int64_t>{static_cast<int64_t>(best.size()) + 1,
+                                                        src_len + 1}));
+  EXPECT_EQ(static_cast<int64_t>(map.src_pieces.size()), src_len + 1);
+  EXPECT_EQ(map.tgt_pieces.size(), best.size() + 1);
+  EXPECT_EQ(map.src_pieces.back(), "</s>");
+  EXPECT_TRUE(torch::allclose(map.weights.sum(1), torch::ones({map.weights.size(0)}), 1e-4));
+  const auto head = translator.attention(source, best, {0, 1});  // first layer, head 1
+  EXPECT_TRUE(torch::allclose(head.weights.sum(1), torch::ones({head.weights.size(0)}), 1e-4));
+  EXPECT_FALSE(torch::allclose(head.weights, map.weights));
+  test::expect_error([&] { translator.attention(source, best, {2, -1}); }, "layer 2");
+  test::expect_error([&] { translator.attention(source, best, {-1, 4}); }, "head 4");
+}
+
+TEST(Translator, RunsOnASavedCheckpoint) {
+  const auto dir = test::temp_dir("translator_ckpt");
+  auto model = test::fixture_model(5);
+  save_checkpoint(dir / "best.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  auto loaded = load_checkpoint(dir, at::kCPU);
+  Translator original(model, test::fixture_tokenizer(), short_outputs(), at::kCPU);
+  Translator restored(loaded.model, loaded.tokenizer, short_outputs(), at::kCPU);
+  const std::vector<std::string> lines = {"a man is cleaning a car .", "a red bike ."};
+  EXPECT_EQ(restored.translate_texts(lines), original.translate_texts(lines));
+}
+
+/// Runs `nmt ARGS` through the shell with `input` on stdin; returns the exit code.
+struct Run {
+  int code;
+  std::string out, err;
+};
+Run run_nmt(const std::string& args, const std::string& input, const fs::path& dir) {
+  std::ofstream(dir / "stdin", std::ios::binary) << input;
+  const std::string command = std::string(NMT_BINARY) + " " + args + " < " +
+                              (dir / "stdin").string() + " > " + (dir / "stdout").string() +
+                              " 2> " + (dir / "stderr").string();
+  const int status = std::system(command.c_str());
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "stdout"),
+          slurp(dir / "stderr")};
+}
+
+TEST(TranslateCli, StdinKeepsLineOrderAndReportsBadLines) {
+  const auto dir = test::temp_dir("translate_cli");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  const auto run = run_nmt("translate --device cpu --checkpoint " + (dir / "m.pt").string(),
+                           "a dog .\n\nbad \xfe\na man .\n", dir);
+  EXPECT_EQ(run.code, 1) << run.err;
+  EXPECT_NE(run.err.find("line 3"), std::string::npos) << run.err;
+  Translator translator(model, test::fixture_tokenizer(), test::fixture_config().decode, at::kCPU);
+  const auto expected = translator.translate({"a dog .", "", "a man ."});
+  EXPECT_EQ(run.out, expected[0].best() + "\n\n\n" + expected[2].best() + "\n");
+}
+
+TEST(TranslateCli, MissingCheckpointIsOneClearLine) {
+  const auto dir = test::temp_dir("translate_cli_missing");
+  const auto run = run_nmt("translate --checkpoint " + (dir / "nope.pt").string() + " hello", "",
+                           dir);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_EQ(run.err, "error: " + (dir / "nope.pt").string() + ": checkpoint not found\n");
+}
+
+TEST(BenchCli, UnknownBenchmarkNamesTheAvailableOnes) {
+  const auto dir = test::temp_dir("bench_cli");
+  const auto run = run_nmt("bench fly", "", dir);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("unknown benchmark 'fly'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("decode"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmt
