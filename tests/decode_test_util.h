@@ -3,9 +3,9 @@
 // Fixtures shared by the decode-layer tests (translator, average): a SentencePiece model trained
 // once per process on tests/fixtures/tiny.*, and small seeded random models over its vocabulary.
 
-#include <filesystem>
-
 #include <torch/torch.h>
+
+#include <filesystem>
 
 #include "core/config.h"
 #include "core/special_ids.h"

@@ -1,9 +1,9 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include "decode/attention_svg.h"
 #include "decode/translator.h"
@@ -37,7 +37,8 @@ bool balanced(const std::string& svg) {
 }
 
 Heatmap sample() {
-  return {{"▁a<b", "&c", "</s>"}, {"\"x\"", "y'", "</s>"},
+  return {{"▁a<b", "&c", "</s>"},
+          {"\"x\"", "y'", "</s>"},
           {0.9f, 0.1f, 0.0f, 0.2f, 0.7f, 0.1f, 0.0f, 0.0f, 1.0f}};
 }
 

@@ -1,7 +1,7 @@
-#include <string>
-
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+
+#include <string>
 
 #include "decode/average.h"
 #include "decode_test_util.h"
@@ -17,8 +17,8 @@ TEST(Average, ParameterAveragerGivesTheElementWiseMean) {
   auto out = test::fixture_model(4);
   averager.write_to(*out);
   const auto name = "decoder.output.weight";
-  const auto expected = (a->named_parameters()[name] + b->named_parameters()[name] +
-                         c->named_parameters()[name]) / 3;
+  const auto expected =
+      (a->named_parameters()[name] + b->named_parameters()[name] + c->named_parameters()[name]) / 3;
   EXPECT_TRUE(torch::allclose(out->named_parameters()[name], expected, 1e-6, 1e-6));
   EXPECT_EQ(averager.count(), 3);
 }
@@ -58,10 +58,16 @@ TEST(Average, AveragesCheckpointsAndRejectsMismatches) {
   other.model.d_ff = 128;
   auto wide = Seq2Seq(other.model);
   save_checkpoint(dir / "c.pt", other, wide, test::fixture_tokenizer(), {});
-  test::expect_error([&] { average_checkpoints({dir / "a.pt", dir / "c.pt"}, at::kCPU); },
-                     "c.pt: their model configs differ at model.d_ff: 64 vs 128");
-  test::expect_error([&] { average_checkpoints({dir / "a.pt", dir / "missing.pt"}, at::kCPU); },
-                     "missing.pt");
+  test::expect_error(
+      [&] {
+        average_checkpoints({dir / "a.pt", dir / "c.pt"}, at::kCPU);
+      },
+      "c.pt: their model configs differ at model.d_ff: 64 vs 128");
+  test::expect_error(
+      [&] {
+        average_checkpoints({dir / "a.pt", dir / "missing.pt"}, at::kCPU);
+      },
+      "missing.pt");
 }
 
 TEST(Average, RejectsCheckpointsWithDifferentTokenizers) {
@@ -75,8 +81,11 @@ TEST(Average, RejectsCheckpointsWithDifferentTokenizers) {
   auto model = test::fixture_model(1);
   save_checkpoint(dir / "a.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
   save_checkpoint(dir / "b.pt", test::fixture_config(), model, bpe, {});
-  test::expect_error([&] { average_checkpoints({dir / "a.pt", dir / "b.pt"}, at::kCPU); },
-                     "b.pt: their tokenizers differ");
+  test::expect_error(
+      [&] {
+        average_checkpoints({dir / "a.pt", dir / "b.pt"}, at::kCPU);
+      },
+      "b.pt: their tokenizers differ");
 }
 
 }  // namespace

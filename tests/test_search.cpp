@@ -1,10 +1,10 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include "core/special_ids.h"
 #include "decode/search.h"
@@ -141,6 +141,26 @@ TEST(Search, CachedGreedyMatchesNaiveLoopOnPaddedBatches) {
   EXPECT_GE(eos_endings, 6);
 }
 
+TEST(Search, CachedGreedyMatchesNaiveLoopWithPreNormSinusoidalTiedModel) {
+  auto config = tiny_model_config();
+  config.norm = "pre";
+  config.positions = "sinusoidal";
+  config.share_embeddings = true;
+  config.tie_output = true;
+  torch::manual_seed(9);
+  Seq2Seq model(config);
+  model->eval();
+  const auto src = random_sources({6, 2, 9, 4}, 12);
+  const auto cached = greedy_search(model, src, decode_config());
+  const auto naive = greedy_search_naive(model, src, decode_config());
+  for (size_t row = 0; row < cached.size(); ++row) {
+    EXPECT_EQ(cached[row].tokens, naive[row].tokens) << "row " << row;
+    // Log-probs differ at once if a cached position or key were wrong, even where argmax doesn't.
+    EXPECT_NEAR(cached[row].log_prob, naive[row].log_prob, 1e-3) << "row " << row;
+    EXPECT_GE(cached[row].tokens.size(), 2u);
+  }
+}
+
 TEST(Search, BeamOneEqualsGreedy) {
   auto model = trained_model();
   const auto src = random_sources({4, 8, 1, 6, 3}, 5);
@@ -174,7 +194,8 @@ TEST(Search, BeamReturnsNbestSortedByPenalisedScore) {
 
 /// Next-token log-probabilities after `prefix` by a teacher-forced full forward pass: an
 /// independent reference for the search. -> [vocab]
-at::Tensor reference_next(Seq2Seq& model, const at::Tensor& src, const std::vector<int64_t>& prefix) {
+at::Tensor reference_next(Seq2Seq& model, const at::Tensor& src,
+                          const std::vector<int64_t>& prefix) {
   torch::NoGradGuard no_grad;
   const auto logits = model->forward(src, torch::tensor(prefix).unsqueeze(0));  // [1, t, V]
   return at::log_softmax(logits[0][-1], -1);
@@ -279,8 +300,8 @@ TEST(Search, DecodeAllKeepsInputOrder) {
     const auto all = decode_all(model, sources, config, at::kCPU);
     ASSERT_EQ(all.size(), sources.size());
     for (size_t row = 0; row < sources.size(); ++row) {
-      const auto one = beam_search(model, src.slice(0, row, row + 1).slice(1, 0, lengths[row] + 1),
-                                   config);
+      const auto one =
+          beam_search(model, src.slice(0, row, row + 1).slice(1, 0, lengths[row] + 1), config);
       EXPECT_EQ(all[row][0].tokens, one[0][0].tokens) << "beam " << beam << " row " << row;
     }
   }

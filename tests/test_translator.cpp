@@ -1,13 +1,12 @@
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <torch/torch.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include "decode/search.h"
 #include "decode/translator.h"
@@ -110,8 +109,8 @@ TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {
   const auto best = translator.translate({source})[0].nbest[0].tokens;
   const auto map = translator.attention(source, best);
   const auto src_len = static_cast<int64_t>(test::fixture_tokenizer().encode_src(source).size());
-  ASSERT_EQ(map.weights.sizes(), (std::vector<int64_t>{static_cast<int64_t>(best.size()) + 1,
-                                                        src_len + 1}));
+  ASSERT_EQ(map.weights.sizes(),
+            (std::vector<int64_t>{static_cast<int64_t>(best.size()) + 1, src_len + 1}));
   EXPECT_EQ(static_cast<int64_t>(map.src_pieces.size()), src_len + 1);
   EXPECT_EQ(map.tgt_pieces.size(), best.size() + 1);
   EXPECT_EQ(map.src_pieces.back(), "</s>");
@@ -168,8 +167,8 @@ TEST(TranslateCli, StdinKeepsLineOrderAndReportsBadLines) {
 
 TEST(TranslateCli, MissingCheckpointIsOneClearLine) {
   const auto dir = test::temp_dir("translate_cli_missing");
-  const auto run = run_nmt("translate --checkpoint " + (dir / "nope.pt").string() + " hello", "",
-                           dir);
+  const auto run =
+      run_nmt("translate --checkpoint " + (dir / "nope.pt").string() + " hello", "", dir);
   EXPECT_EQ(run.code, 2);
   EXPECT_EQ(run.err, "error: " + (dir / "nope.pt").string() + ": checkpoint not found\n");
 }

@@ -20,9 +20,11 @@ int run_average(int argc, char** argv) {
       "usually translates a little better than any one of them. Model configs and tokenizers "
       "must match. The result has no optimizer state (it is for translation and evaluation).\n\n"
       "  nmt average --output checkpoints/run/avg.pt checkpoints/run/step_*.pt\n");
+  // clang-format off
   options.add_options()
       ("output", "the averaged checkpoint to write", cxxopts::value<std::string>(), "FILE")
       ("checkpoints", "checkpoints to average", cxxopts::value<std::vector<std::string>>());
+  // clang-format on
   options.parse_positional({"checkpoints"});
   options.positional_help("CKPT...");
   cxxopts::ParseResult args;
@@ -35,13 +37,13 @@ int run_average(int argc, char** argv) {
   LoadedModel averaged = average_checkpoints(paths, at::kCPU);
   const std::filesystem::path output = args["output"].as<std::string>();
   save_checkpoint(output, averaged.config, averaged.model, averaged.tokenizer, averaged.state);
-  std::cout << "averaged " << paths.size() << " checkpoints into " << output.string()
-            << " (step " << averaged.state.step << ")\n";
+  std::cout << "averaged " << paths.size() << " checkpoints into " << output.string() << " (step "
+            << averaged.state.step << ")\n";
   return 0;
 }
 
-const bool registered = register_command(
-    {"average", "average the weights of several checkpoints", run_average, 60});
+const bool registered =
+    register_command({"average", "average the weights of several checkpoints", run_average, 60});
 
 }  // namespace
 }  // namespace nmt::cli

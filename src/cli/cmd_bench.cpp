@@ -2,6 +2,7 @@
 // compares the tutorial's decoding loop with batched cached greedy and beam search.
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "core/error.h"
 #include "data/corpus.h"
 #include "decode/benchmark.h"
+#include "train/bench.h"
 
 namespace nmt::cli {
 namespace {
@@ -40,12 +42,14 @@ std::vector<std::vector<int64_t>> bench_sources(const DecodeSession& session,
 }
 
 int run_bench_decode(int argc, char** argv) {
-  cxxopts::Options options(argv[0],
-                           "Decoding speed of the tutorial loop (one sentence at a time, decoder "
-                           "recomputed over the whole prefix) against batched greedy search with "
-                           "the decoder cache and batched beam search.\n\n"
-                           "  nmt bench decode --checkpoint checkpoints/multi30k_en_de --limit 200\n");
+  cxxopts::Options options(
+      argv[0],
+      "Decoding speed of the tutorial loop (one sentence at a time, decoder "
+      "recomputed over the whole prefix) against batched greedy search with "
+      "the decoder cache and batched beam search.\n\n"
+      "  nmt bench decode --checkpoint checkpoints/multi30k_en_de --limit 200\n");
   add_decode_options(options);
+  // clang-format off
   options.add_options("benchmark")
       ("split", "split of the checkpoint's data.dir to decode (source side)",
        cxxopts::value<std::string>()->default_value("test_2016_flickr"), "NAME")
@@ -54,13 +58,14 @@ int run_bench_decode(int argc, char** argv) {
        "N")
       ("bench-beam", "beam size of the beam-search run",
        cxxopts::value<int64_t>()->default_value("5"), "N");
+  // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args);
   const auto& data = session.loaded.config.data;
-  const auto file = args.count("src") ? std::filesystem::path(args["src"].as<std::string>())
-                                      : split_file(data.dir, args["split"].as<std::string>(),
-                                                   data.src_lang);
+  const auto file = args.count("src")
+                        ? std::filesystem::path(args["src"].as<std::string>())
+                        : split_file(data.dir, args["split"].as<std::string>(), data.src_lang);
   const auto sources = bench_sources(session, read_lines(file), args["limit"].as<int64_t>());
   std::printf("%s: %zu sentences from %s, %s\n", session.checkpoint.string().c_str(),
               sources.size(), file.string().c_str(), describe_device(session.device).c_str());
@@ -78,9 +83,26 @@ int run_bench_decode(int argc, char** argv) {
   return 0;
 }
 
-/// `nmt bench train` goes here when it exists.
+int run_bench_train(int argc, char** argv) {
+  cxxopts::Options options(argv[0],
+                           "Training throughput of a config on its data (target tokens/s, model "
+                           "FLOP/s) against this machine's measured matmul ceilings.\n\n"
+                           "  nmt bench train --config configs/multi30k_en_de.json --steps 30\n");
+  add_config_options(options);
+  options.add_options()
+      ("steps", "timed optimizer steps", cxxopts::value<int64_t>()->default_value("30"), "N")
+      ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("5"), "N");
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  const int64_t steps = args["steps"].as<int64_t>(), warmup = args["warmup"].as<int64_t>();
+  if (steps < 1 || warmup < 0) throw Error("bench train: --steps must be >= 1 and --warmup >= 0");
+  bench_train(config_from_args(args), steps, warmup, std::cout);
+  return 0;
+}
+
 const std::vector<Benchmark> kBenchmarks = {
     {"decode", "naive vs batched cached greedy vs beam search", run_bench_decode},
+    {"train", "training throughput (tokens/s, FLOP/s vs the matmul ceiling)", run_bench_train},
 };
 
 /// "decode, train" (for one-line errors).
@@ -112,7 +134,7 @@ int run_bench(int argc, char** argv) {
 }
 
 const bool registered =
-    register_command({"bench", "speed benchmarks (nmt bench decode ...)", run_bench, 70});
+    register_command({"bench", "speed benchmarks (nmt bench decode|train ...)", run_bench, 70});
 
 }  // namespace
 }  // namespace nmt::cli

@@ -31,7 +31,8 @@ TestSet test_set(const cxxopts::ParseResult& args, const DataConfig& data) {
   if (split == files) throw Error("give either --split NAME or both --src FILE and --ref FILE");
   if (split) {
     const auto name = args["split"].as<std::string>();
-    return {name, split_file(data.dir, name, data.src_lang), split_file(data.dir, name, data.tgt_lang)};
+    return {name, split_file(data.dir, name, data.src_lang),
+            split_file(data.dir, name, data.tgt_lang)};
   }
   if (!args.count("src") || !args.count("ref")) throw Error("--src and --ref go together");
   const fs::path src = args["src"].as<std::string>();
@@ -45,17 +46,18 @@ void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
 }
 
 void print_report(const EvaluationReport& report, const TestSet& set, const DecodeConfig& decode) {
-  std::printf("loss %.4f | perplexity %.2f (teacher-forced, no label smoothing, %lld target "
-              "tokens)\n",
-              report.loss.loss(), report.loss.perplexity(),
-              static_cast<long long>(report.loss.tokens));
+  std::printf(
+      "loss %.4f | perplexity %.2f (teacher-forced, no label smoothing, %lld target "
+      "tokens)\n",
+      report.loss.loss(), report.loss.perplexity(), static_cast<long long>(report.loss.tokens));
   std::cout << report.bleu.to_string() << "\n  signature: " << report.bleu.signature << "\n"
             << report.chrf.to_string() << "\n  signature: " << report.chrf.signature << "\n";
-  std::printf("decoding (%s, beam %lld, alpha %.2f): %zu sentences in %.2f s = %.1f "
-              "sentences/s, %.0f target tokens/s\n",
-              set.name.c_str(), static_cast<long long>(decode.beam), decode.length_penalty,
-              report.hypotheses.size(), report.decode_seconds, report.sentences_per_second(),
-              report.tokens_per_second());
+  std::printf(
+      "decoding (%s, beam %lld, alpha %.2f): %zu sentences in %.2f s = %.1f "
+      "sentences/s, %.0f target tokens/s\n",
+      set.name.c_str(), static_cast<long long>(decode.beam), decode.length_penalty,
+      report.hypotheses.size(), report.decode_seconds, report.sentences_per_second(),
+      report.tokens_per_second());
 }
 
 int run_evaluate(int argc, char** argv) {
@@ -68,6 +70,7 @@ int run_evaluate(int argc, char** argv) {
       "  nmt evaluate --checkpoint checkpoints/multi30k_en_de --split test_2016_flickr --beam 5\n"
       "  nmt evaluate --checkpoint run/best.pt --src test.en --ref test.de\n");
   add_decode_options(options);
+  // clang-format off
   options.add_options("test set")
       ("split", "split of data.dir, e.g. test_2016_flickr", cxxopts::value<std::string>(), "NAME")
       ("src", "source file (with --ref)", cxxopts::value<std::string>(), "FILE")
@@ -77,6 +80,7 @@ int run_evaluate(int argc, char** argv) {
        cxxopts::value<std::string>(), "FILE")
       ("set", "override a config key: section.key=value (data.*, decode.*; repeatable)",
        cxxopts::value<std::vector<std::string>>());
+  // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args, overrides_from_args(args));
@@ -93,17 +97,17 @@ int run_evaluate(int argc, char** argv) {
   const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
   print_report(report, set, session.translator->config());
   const fs::path hyp_file =
-      args.count("output") ? fs::path(args["output"].as<std::string>())
-                           : session.checkpoint.parent_path() /
-                                 ("hyp." + set.name + "." + config.data.tgt_lang);
+      args.count("output")
+          ? fs::path(args["output"].as<std::string>())
+          : session.checkpoint.parent_path() / ("hyp." + set.name + "." + config.data.tgt_lang);
   write_lines(hyp_file, report.hypotheses);
   std::cout << "hypotheses written to " << hyp_file.string() << "\n";
   return 0;
 }
 
 const bool registered = register_command(
-    {"evaluate", "loss, BLEU, chrF and decoding speed of a checkpoint on a test set",
-     run_evaluate, 50});
+    {"evaluate", "loss, BLEU, chrF and decoding speed of a checkpoint on a test set", run_evaluate,
+     50});
 
 }  // namespace
 }  // namespace nmt::cli

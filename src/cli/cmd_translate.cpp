@@ -110,7 +110,42 @@ void write_attention(Translator& translator, const std::string& source,
             << ") written to " << path << "\n";
 }
 
+/// Lines that failed, and the first input (for --attention).
+struct InputOutcome {
+  size_t failed = 0;
+  std::optional<std::string> first_input;
+};
+
+/// Translates TEXT arguments, --input FILE, or stdin (interactive on a terminal).
+InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult& args,
+                              const OutputFormat& format) {
+  InputOutcome outcome;
+  if (args.count("text")) {
+    const auto texts = args["text"].as<std::vector<std::string>>();
+    for (const auto& result : translator.translate(texts)) {
+      outcome.failed += result.ok() ? 0 : 1;
+      write_result(result, format);
+    }
+    outcome.first_input = texts.front();
+  } else if (args.count("input")) {
+    const auto path = args["input"].as<std::string>();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
+    outcome.failed = translate_stream(translator, in, -1, format);
+    std::ifstream again(path, std::ios::binary);
+    outcome.first_input.emplace();
+    std::getline(again, *outcome.first_input);
+  } else if (::isatty(STDIN_FILENO)) {
+    outcome.failed = interactive(translator, format);
+  } else {
+    if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
+    outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format);
+  }
+  return outcome;
+}
+
 void add_translate_options(cxxopts::Options& options) {
+  // clang-format off
   options.add_options("input/output")
       ("input", "read sentences from FILE (one per line) instead of stdin",
        cxxopts::value<std::string>(), "FILE")
@@ -123,6 +158,7 @@ void add_translate_options(cxxopts::Options& options) {
       ("head", "attention head for --attention (-1: mean over heads)",
        cxxopts::value<int64_t>()->default_value("-1"), "H")
       ("text", "sentences to translate", cxxopts::value<std::vector<std::string>>());
+  // clang-format on
   options.parse_positional({"text"});
   options.positional_help("[TEXT ...]");
 }
@@ -145,7 +181,6 @@ int run_translate(int argc, char** argv) {
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args);
   Translator& translator = *session.translator;
-
   std::unique_ptr<std::ofstream> file_out;
   OutputFormat format{&std::cout, translator.config().nbest};
   if (args.count("output")) {
@@ -154,31 +189,7 @@ int run_translate(int argc, char** argv) {
     if (!*file_out) throw Error("cannot write --output " + path);
     format.out = file_out.get();
   }
-  size_t failed = 0;
-  std::optional<std::string> first_input;
-  if (args.count("text")) {
-    const auto texts = args["text"].as<std::vector<std::string>>();
-    for (const auto& result : translator.translate(texts)) {
-      failed += result.ok() ? 0 : 1;
-      write_result(result, format);
-    }
-    first_input = texts.front();
-  } else if (args.count("input")) {
-    const auto path = args["input"].as<std::string>();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
-    failed = translate_stream(translator, in, -1, format);
-    if (args.count("attention")) {
-      std::ifstream again(path, std::ios::binary);
-      first_input.emplace();
-      std::getline(again, *first_input);
-    }
-  } else if (::isatty(STDIN_FILENO)) {
-    failed = interactive(translator, format);
-  } else {
-    if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
-    failed = translate_stream(translator, std::cin, STDIN_FILENO, format);
-  }
+  const auto [failed, first_input] = translate_inputs(translator, args, format);
   format.out->flush();
   if (args.count("attention") && first_input) write_attention(translator, *first_input, args);
   if (failed > 0) std::cerr << failed << " line(s) could not be translated (see above)\n";

@@ -8,6 +8,7 @@
 namespace nmt::cli {
 
 void add_decode_options(cxxopts::Options& options) {
+  // clang-format off
   options.add_options("model")
       ("checkpoint", "checkpoint file, or a run directory (its best.pt, else last.pt)",
        cxxopts::value<std::string>(), "PATH")
@@ -16,13 +17,14 @@ void add_decode_options(cxxopts::Options& options) {
        cxxopts::value<int64_t>(), "N")
       ("precision", "fp32 | bf16 (autocast matmuls)",
        cxxopts::value<std::string>()->default_value("fp32"));
-  options.add_options("decoding (defaults: the checkpoint's decode section)")
-      ("beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")
-      ("nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")
-      ("length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")
-      ("max-len", "output limit: source length + N pieces (decode.max_len_offset)",
-       cxxopts::value<int64_t>(), "N")
-      ("batch-tokens", "source-token budget per decoding batch", cxxopts::value<int64_t>(), "N");
+  // clang-format on
+  options.add_options("decoding (defaults: the checkpoint's decode section)")(
+      "beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")(
+      "nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")(
+      "length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")(
+      "max-len", "output limit: source length + N pieces (decode.max_len_offset)",
+      cxxopts::value<int64_t>(), "N")("batch-tokens", "source-token budget per decoding batch",
+                                      cxxopts::value<int64_t>(), "N");
 }
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
@@ -53,8 +55,8 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   }
   session.autocast = std::make_unique<AutocastGuard>(precision, device);
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);
-  session.translator = std::make_unique<Translator>(session.loaded.model,
-                                                    session.loaded.tokenizer, decode, device);
+  session.translator =
+      std::make_unique<Translator>(session.loaded.model, session.loaded.tokenizer, decode, device);
   return session;
 }
 

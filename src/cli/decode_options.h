@@ -4,12 +4,11 @@
 // the checkpoint, device and threads, and the decoding settings that override the checkpoint
 // config's `decode` section.
 
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <cxxopts.hpp>
 
 #include "core/config.h"
 #include "core/precision.h"
@@ -28,9 +27,9 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
 
 /// A checkpoint loaded as the options say, with a Translator over it.
 struct DecodeSession {
-  std::filesystem::path checkpoint;      ///< the resolved checkpoint file
-  LoadedModel loaded;                    ///< its config, model and tokenizer
-  at::Device device;                     ///< where the model runs
+  std::filesystem::path checkpoint;         ///< the resolved checkpoint file
+  LoadedModel loaded;                       ///< its config, model and tokenizer
+  at::Device device;                        ///< where the model runs
   std::unique_ptr<AutocastGuard> autocast;  ///< bf16 autocast while the session lives
   std::unique_ptr<Translator> translator;
 };

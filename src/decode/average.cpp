@@ -1,8 +1,9 @@
 #include "decode/average.h"
 
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
 #include <torch/utils.h>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 

@@ -1,14 +1,14 @@
 #pragma once
 
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <ATen/ATen.h>
-#include <torch/nn/module.h>
 
 #include "core/config.h"
 #include "train/checkpoint.h"

@@ -1,12 +1,12 @@
 // Beam search (decode/search.h), batched over sentences × beam with one incremental decoder
 // cache. Row r of the live batch is beam r % beam of the r / beam-th sentence still searched.
-#include <algorithm>
-#include <cmath>
-#include <limits>
-#include <functional>
-
 #include <torch/types.h>
 #include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
 
 #include "core/special_ids.h"
 #include "decode/search.h"
@@ -32,22 +32,40 @@ struct LiveBeams {
   std::vector<int64_t> next_token;           ///< token fed at the next step
 };
 
+/// One sentence's candidates, best first: live row first_row + ids[c] / vocab extended by token
+/// ids[c] % vocab has log-prob values[c].
+struct CandidateRow {
+  const double* values;
+  const int64_t* ids;
+  int64_t count;
+  int64_t first_row;
+  int64_t vocab;
+};
+
 /// The best candidates of every sentence: top 2·beam over beam × vocab, on the CPU.
 struct Candidates {
   at::Tensor log_probs;  ///< [sentences, 2 * beam] double
   at::Tensor flat_ids;   ///< [sentences, 2 * beam] int64, beam_index * vocab + token
+  int64_t vocab = 0;
+
+  CandidateRow row(int64_t slot, int64_t beam) const {
+    const int64_t count = log_probs.size(1);
+    return {log_probs.data_ptr<double>() + slot * count,
+            flat_ids.data_ptr<int64_t>() + slot * count, count, slot * beam, vocab};
+  }
 };
 
+/// log_probs [sentences * beam, vocab] of the next token -> the top candidates.
 Candidates top_candidates(const at::Tensor& log_probs, const std::vector<double>& live_log_probs,
                           int64_t beam) {
   const int64_t vocab = log_probs.size(1);
   const auto live = at::tensor(at::ArrayRef<double>(live_log_probs), at::kDouble)
                         .to(log_probs.device(), at::kFloat)
-                        .unsqueeze(1);
+                        .unsqueeze(1);                             // [rows, 1]
   const auto total = (live + log_probs).view({-1, beam * vocab});  // [sentences, beam * vocab]
   // 2·beam candidates always hold at least `beam` that are not eos (one eos per beam at most).
   auto [values, ids] = total.topk(std::min(2 * beam, beam * vocab), -1);
-  return {values.to(at::kCPU, at::kDouble).contiguous(), ids.to(at::kCPU).contiguous()};
+  return {values.to(at::kCPU, at::kDouble).contiguous(), ids.to(at::kCPU).contiguous(), vocab};
 }
 
 Hypothesis finish(std::vector<int64_t> tokens, double log_prob, bool has_eos, double alpha) {
@@ -55,71 +73,7 @@ Hypothesis finish(std::vector<int64_t> tokens, double log_prob, bool has_eos, do
   return {std::move(tokens), log_prob, log_prob / gnmt_length_penalty(length, alpha)};
 }
 
-/// Extends sentence `s` (slot `slot` of the live batch) with its candidates: eos among the top
-/// `beam` finishes a hypothesis; the best `beam` others continue (or finish at the length limit).
-void expand_sentence(SentenceSearch& s, int64_t slot, const Candidates& candidates,
-                     const LiveBeams& live, LiveBeams& next, const DecodeConfig& config,
-                     int64_t vocab) {
-  const int64_t beam = config.beam;
-  const int64_t count = candidates.log_probs.size(1);
-  const auto* values = candidates.log_probs.data_ptr<double>() + slot * count;
-  const auto* ids = candidates.flat_ids.data_ptr<int64_t>() + slot * count;
-  int64_t continued = 0;
-  for (int64_t c = 0; c < count && continued < beam; ++c) {
-    if (values[c] == kNegInf) break;  // sorted: the rest extend unused rows
-    const int64_t origin = slot * beam + ids[c] / vocab;
-    const int64_t token = ids[c] % vocab;
-    if (token == kEosId) {
-      if (c < beam) s.finished.push_back(finish(live.tokens[origin], values[c], true,
-                                                config.length_penalty));
-      continue;
-    }
-    auto tokens = live.tokens[origin];
-    tokens.push_back(token);
-    ++continued;
-    if (static_cast<int64_t>(tokens.size()) >= s.limit) {
-      s.finished.push_back(finish(std::move(tokens), values[c], false, config.length_penalty));
-      continue;  // all live hypotheses share a length: the whole sentence ends this step
-    }
-    next.tokens.push_back(std::move(tokens));
-    next.log_probs.push_back(values[c]);
-    next.origin.push_back(origin);
-    next.next_token.push_back(token);
-  }
-}
-
-/// Whether sentence `s`, whose live hypotheses are rows [first, end) of `next`, is done.
-bool sentence_done(SentenceSearch& s, const LiveBeams& next, size_t first,
-                   const DecodeConfig& config) {
-  if (first == next.tokens.size() || static_cast<int64_t>(s.finished.size()) >= config.beam) {
-    return true;
-  }
-  if (static_cast<int64_t>(s.finished.size()) < config.nbest) return false;
-  std::vector<double> scores;
-  for (const auto& h : s.finished) scores.push_back(h.score);
-  std::nth_element(scores.begin(), scores.begin() + (config.nbest - 1), scores.end(),
-                   std::greater<double>());
-  // Log-probs only fall as a hypothesis grows and are <= 0, so its best reachable score is its
-  // current log-prob over the largest penalty among the lengths it can still reach.
-  const auto length = static_cast<int64_t>(next.tokens[first].size());
-  const double lp_max = std::max(gnmt_length_penalty(length + 1, config.length_penalty),
-                                 gnmt_length_penalty(s.limit + 1, config.length_penalty));
-  const double best_live =
-      *std::max_element(next.log_probs.begin() + first, next.log_probs.end());
-  return scores[config.nbest - 1] >= best_live / lp_max;
-}
-
-/// Pads sentence rows [first, end) of `next` to `beam` rows with unused (-inf) hypotheses.
-void pad_beam(LiveBeams& next, size_t first, int64_t beam) {
-  while (static_cast<int64_t>(next.tokens.size() - first) < beam) {
-    next.tokens.push_back(next.tokens[first]);
-    next.log_probs.push_back(kNegInf);
-    next.origin.push_back(next.origin[first]);
-    next.next_token.push_back(kPadId);
-  }
-}
-
-/// The best config.nbest finished hypotheses, best first.
+/// The best `nbest` finished hypotheses, best first.
 std::vector<Hypothesis> best_of(std::vector<Hypothesis> finished, int64_t nbest) {
   std::stable_sort(finished.begin(), finished.end(),
                    [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
@@ -127,59 +81,127 @@ std::vector<Hypothesis> best_of(std::vector<Hypothesis> finished, int64_t nbest)
   return finished;
 }
 
-/// Everything beam search tracks between steps.
-struct SearchState {
-  std::vector<SentenceSearch> active;  ///< sentences still searched, in live-batch order
-  LiveBeams live;                      ///< their hypotheses, `beam` rows each
-  std::vector<std::vector<Hypothesis>> results;  ///< per input row, once done
-};
+/// The CPU side of a batched beam search: the sentences still searched (in live-batch order),
+/// their live hypotheses (`beam` rows each) and the results of the sentences already done.
+class BeamBook {
+ public:
+  BeamBook(const std::vector<int64_t>& limits, const DecodeConfig& config) : config_(config) {
+    const auto sentences = static_cast<int64_t>(limits.size());
+    for (int64_t row = 0; row < sentences; ++row) active_.push_back({row, limits[row], {}});
+    results_.resize(limits.size());
+    // Only the first row of each sentence is usable at first: the others would duplicate it.
+    live_.tokens.resize(static_cast<size_t>(sentences * config.beam));
+    live_.log_probs.assign(live_.tokens.size(), kNegInf);
+    for (int64_t s = 0; s < sentences; ++s) live_.log_probs[s * config.beam] = 0.0;
+  }
 
-SearchState initial_state(const std::vector<int64_t>& limits, int64_t beam) {
-  SearchState state;
-  const auto sentences = static_cast<int64_t>(limits.size());
-  for (int64_t row = 0; row < sentences; ++row) state.active.push_back({row, limits[row], {}});
-  state.results.resize(limits.size());
-  // Only the first row of each sentence is usable at first: the others would duplicate it.
-  state.live.tokens.resize(static_cast<size_t>(sentences * beam));
-  state.live.log_probs.assign(state.live.tokens.size(), kNegInf);
-  for (int64_t s = 0; s < sentences; ++s) state.live.log_probs[s * beam] = 0.0;
-  return state;
-}
+  bool empty() const { return active_.empty(); }
+  const LiveBeams& live() const { return live_; }
+  std::vector<std::vector<Hypothesis>> take_results() { return std::move(results_); }
 
-/// Extends every active sentence by one token; done sentences move to `results` and leave the
-/// live batch. Afterwards live.origin says which previous row each live row extends.
-void advance(SearchState& state, const Candidates& candidates, const DecodeConfig& config,
-             int64_t vocab) {
-  LiveBeams next;
-  std::vector<SentenceSearch> still_active;
-  for (size_t slot = 0; slot < state.active.size(); ++slot) {
-    auto& s = state.active[slot];
-    const size_t first = next.tokens.size();
-    expand_sentence(s, static_cast<int64_t>(slot), candidates, state.live, next, config, vocab);
-    if (sentence_done(s, next, first, config)) {
-      state.results[s.row] = best_of(std::move(s.finished), config.nbest);
-      next.tokens.resize(first);
-      next.log_probs.resize(first);
-      next.origin.resize(first);
-      next.next_token.resize(first);
-    } else {
-      pad_beam(next, first, config.beam);
-      still_active.push_back(std::move(s));
+  /// Extends every active sentence by one token; done sentences leave the live batch. Then
+  /// live().origin says which previous row each live row continues.
+  void advance(const Candidates& candidates) {
+    LiveBeams next;
+    std::vector<SentenceSearch> still_active;
+    for (size_t slot = 0; slot < active_.size(); ++slot) {
+      auto& s = active_[slot];
+      const size_t first = next.tokens.size();
+      expand(s, candidates.row(static_cast<int64_t>(slot), config_.beam), next);
+      if (done(s, next, first)) {
+        results_[s.row] = best_of(std::move(s.finished), config_.nbest);
+        next.tokens.resize(first);
+        next.log_probs.resize(first);
+        next.origin.resize(first);
+        next.next_token.resize(first);
+      } else {
+        pad_beam(next, first);
+        still_active.push_back(std::move(s));
+      }
+    }
+    active_ = std::move(still_active);
+    live_ = std::move(next);
+  }
+
+ private:
+  /// Eos among the top `beam` candidates finishes a hypothesis; the best `beam` others continue
+  /// (or finish, at the length limit), appended to `next`.
+  void expand(SentenceSearch& s, const CandidateRow& row, LiveBeams& next) const {
+    int64_t continued = 0;
+    for (int64_t c = 0; c < row.count && continued < config_.beam; ++c) {
+      if (row.values[c] == kNegInf) break;  // sorted: the rest extend unused rows
+      const int64_t origin = row.first_row + row.ids[c] / row.vocab;
+      const int64_t token = row.ids[c] % row.vocab;
+      if (token == kEosId) {
+        if (c < config_.beam) {
+          s.finished.push_back(
+              finish(live_.tokens[origin], row.values[c], true, config_.length_penalty));
+        }
+        continue;
+      }
+      auto tokens = live_.tokens[origin];
+      tokens.push_back(token);
+      ++continued;
+      if (static_cast<int64_t>(tokens.size()) >= s.limit) {
+        // At the length limit. All live rows share a length: the sentence ends this step.
+        s.finished.push_back(
+            finish(std::move(tokens), row.values[c], false, config_.length_penalty));
+        continue;
+      }
+      next.tokens.push_back(std::move(tokens));
+      next.log_probs.push_back(row.values[c]);
+      next.origin.push_back(origin);
+      next.next_token.push_back(token);
     }
   }
-  state.active = std::move(still_active);
-  state.live = std::move(next);
-}
+
+  /// Whether sentence `s`, whose live hypotheses are rows [first, end) of `next`, is done:
+  /// `beam` hypotheses finished, none live, or its nbest-th best cannot be beaten.
+  bool done(const SentenceSearch& s, const LiveBeams& next, size_t first) const {
+    const auto finished = static_cast<int64_t>(s.finished.size());
+    if (first == next.tokens.size() || finished >= config_.beam) return true;
+    if (finished < config_.nbest) return false;
+    std::vector<double> scores;
+    for (const auto& h : s.finished) scores.push_back(h.score);
+    std::nth_element(scores.begin(), scores.begin() + (config_.nbest - 1), scores.end(),
+                     std::greater<double>());
+    // Log-probs are <= 0 and only fall as a hypothesis grows, so the best score a live one can
+    // reach is its log-prob over the largest penalty among the lengths it can still have.
+    const auto length = static_cast<int64_t>(next.tokens[first].size());
+    const double alpha = config_.length_penalty;
+    const double lp_max =
+        std::max(gnmt_length_penalty(length + 1, alpha), gnmt_length_penalty(s.limit + 1, alpha));
+    const double best_live = *std::max_element(
+        next.log_probs.begin() + static_cast<std::ptrdiff_t>(first), next.log_probs.end());
+    return scores[config_.nbest - 1] >= best_live / lp_max;
+  }
+
+  /// Pads rows [first, end) of `next` to `beam` rows with unused (-inf) hypotheses.
+  void pad_beam(LiveBeams& next, size_t first) const {
+    while (static_cast<int64_t>(next.tokens.size() - first) < config_.beam) {
+      next.tokens.push_back(next.tokens[first]);
+      next.log_probs.push_back(kNegInf);
+      next.origin.push_back(next.origin[first]);
+      next.next_token.push_back(kPadId);
+    }
+  }
+
+  DecodeConfig config_;
+  std::vector<SentenceSearch> active_;
+  LiveBeams live_;
+  std::vector<std::vector<Hypothesis>> results_;  ///< per input row, once done
+};
 
 }  // namespace
 
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tensor& src,
                                                  const DecodeConfig& config) {
   config.validate();
+  if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
   const int64_t beam = config.beam;
-  auto state = initial_state(detail::output_limits(model, src, config), beam);
+  BeamBook book(detail::output_limits(model, src, config), config);
   auto src_mask = model->make_src_mask(src);  // [batch, 1, 1, src_len]
   auto cache = model->decoder->start(model->encode(src, src_mask));
   const auto expand = at::arange(src.size(0), src.options().dtype(at::kLong))
@@ -187,18 +209,17 @@ std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tenso
   cache.select(expand);
   src_mask = src_mask.index_select(0, expand);  // [batch * beam, 1, 1, src_len]
   auto tokens = at::full({src.size(0) * beam, 1}, kBosId, src.options().dtype(at::kLong));
-  while (!state.active.empty()) {
+  while (!book.empty()) {
     const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);  // [rows, V]
-    advance(state, top_candidates(log_probs, state.live.log_probs, beam), config,
-            log_probs.size(1));
-    if (state.active.empty()) break;
+    book.advance(top_candidates(log_probs, book.live().log_probs, beam));
+    if (book.empty()) break;
     // Reorder (and shrink) the cache: live row r continues previous row origin[r].
-    const auto index = detail::index_tensor(state.live.origin, src.device());  // [rows']
+    const auto index = detail::index_tensor(book.live().origin, src.device());  // [rows']
     cache.select(index);
     src_mask = src_mask.index_select(0, index);
-    tokens = detail::index_tensor(state.live.next_token, src.device()).unsqueeze(1);
+    tokens = detail::index_tensor(book.live().next_token, src.device()).unsqueeze(1);
   }
-  return std::move(state.results);
+  return book.take_results();
 }
 
 }  // namespace nmt

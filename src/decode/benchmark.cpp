@@ -64,10 +64,9 @@ std::vector<DecodeTiming> benchmark_decoding(Seq2Seq& model,
   timings.push_back(timed("greedy, batched, cached", sources, [&](const auto& s) {
     return best_tokens(decode_all(model, s, greedy, device));
   }));
-  timings.push_back(timed("beam " + std::to_string(beam) + ", batched, cached", sources,
-                          [&](const auto& s) {
-                            return best_tokens(decode_all(model, s, wide, device));
-                          }));
+  timings.push_back(
+      timed("beam " + std::to_string(beam) + ", batched, cached", sources,
+            [&](const auto& s) { return best_tokens(decode_all(model, s, wide, device)); }));
   return timings;
 }
 

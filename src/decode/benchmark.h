@@ -1,10 +1,10 @@
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 #include "core/config.h"
 #include "model/seq2seq.h"
@@ -13,7 +13,7 @@ namespace nmt {
 
 /// The speed of one decoding method over a set of sources.
 struct DecodeTiming {
-  std::string method;                         ///< e.g. "greedy, batched, cached"
+  std::string method;  ///< e.g. "greedy, batched, cached"
   int64_t sentences = 0;
   int64_t target_tokens = 0;                  ///< pieces generated (eos excluded)
   double seconds = 0.0;                       ///< wall-clock (after a short warm-up)

@@ -1,10 +1,10 @@
 #include "decode/evaluation.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include <torch/types.h>
 #include <torch/utils.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include "core/error.h"
 #include "core/special_ids.h"
@@ -25,8 +25,8 @@ double batch_nll(Seq2Seq& model, const Batch& batch) {
 
 }  // namespace
 
-LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples,
-                              int64_t batch_tokens, const at::Device& device) {
+LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
+                              const at::Device& device) {
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
   const auto limit = static_cast<size_t>(model->config().max_len - 1);  // + eos / bos

@@ -1,11 +1,11 @@
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 #include "data/batching.h"
 #include "data/corpus.h"
@@ -27,8 +27,8 @@ struct LossStats {
 /// Plain cross-entropy (no label smoothing) of `examples` under teacher forcing, in length-sorted
 /// token-budget batches; only non-padding positions are projected to the vocabulary. Sides longer
 /// than the model's position table are cut to model.max_len - 1 tokens.
-LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples,
-                              int64_t batch_tokens, const at::Device& device);
+LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
+                              const at::Device& device);
 
 /// What `nmt evaluate` reports on one test set.
 struct EvaluationReport {

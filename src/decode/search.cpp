@@ -1,13 +1,13 @@
 #include "decode/search.h"
 
+#include <torch/types.h>
+#include <torch/utils.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
-
-#include <torch/types.h>
-#include <torch/utils.h>
 
 #include "core/error.h"
 #include "core/special_ids.h"
@@ -40,7 +40,7 @@ at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache
                           const at::Tensor& src_mask) {
   const auto hidden = model->decoder->step(tokens, cache, src_mask).hidden;  // [rows, new, d]
   const auto last = hidden.select(1, hidden.size(1) - 1);                    // [rows, d_model]
-  return output_log_probs(model->decoder->project(last));  // [rows, vocab]
+  return output_log_probs(model->decoder->project(last));                    // [rows, vocab]
 }
 
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device) {
@@ -60,6 +60,7 @@ int64_t max_output_length(const Seq2Seq& model, int64_t src_len, const DecodeCon
 
 std::vector<Hypothesis> greedy_search(Seq2Seq& model, const at::Tensor& src,
                                       const DecodeConfig& config) {
+  if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
   const auto limits = detail::output_limits(model, src, config);
@@ -113,8 +114,8 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
     auto& hypothesis = hypotheses[row];
     while (true) {
       const auto tgt = detail::index_tensor(prefix, src.device()).unsqueeze(0);  // [1, t]
-      const auto logits = std::get<0>(model->decode(tgt, memory, src_mask));    // [1, t, vocab]
-      const auto log_probs = detail::output_log_probs(logits[0][-1]);  // [vocab]
+      const auto logits = std::get<0>(model->decode(tgt, memory, src_mask));     // [1, t, vocab]
+      const auto log_probs = detail::output_log_probs(logits[0][-1]);            // [vocab]
       const int64_t token = log_probs.argmax().item<int64_t>();
       hypothesis.log_prob += log_probs[token].item<double>();
       if (token == kEosId) break;

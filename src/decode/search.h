@@ -1,9 +1,9 @@
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 #include "core/config.h"
 #include "model/seq2seq.h"
@@ -13,7 +13,8 @@ namespace nmt {
 // Search over the target vocabulary. Every function runs under NoGradGuard and switches the model
 // to eval() for its duration (restoring the previous mode), so it can be called from training.
 // Output lengths: a hypothesis holds at most max_output_length() tokens (eos excluded); one that
-// reaches the limit ends there without eos.
+// reaches the limit ends there without eos. Pad and bos are never produced (their log-probs are
+// set to -inf after the softmax, as fairseq does; other tokens keep the model's log-probs).
 
 /// One finished hypothesis.
 struct Hypothesis {

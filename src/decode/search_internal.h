@@ -2,11 +2,11 @@
 
 // Helpers shared by the search implementations (search.cpp, beam_search.cpp); not a public API.
 
-#include <cstdint>
-#include <vector>
-
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "core/config.h"
 #include "model/decoder.h"

@@ -1,11 +1,11 @@
 #include "decode/translator.h"
 
+#include <torch/types.h>
+#include <torch/utils.h>
+
 #include <iostream>
 #include <string>
 #include <utility>
-
-#include <torch/types.h>
-#include <torch/utils.h>
 
 #include "core/error.h"
 #include "core/special_ids.h"
@@ -73,9 +73,8 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   for (size_t i = 0; i < lines.size(); ++i) {
     size_t bad_byte = 0;
     if (!valid_utf8(lines[i], &bad_byte)) {
-      results[i].error = "line " + std::to_string(first_line + i) +
-                         ": invalid UTF-8 at byte " + std::to_string(bad_byte + 1) +
-                         "; line not translated";
+      results[i].error = "line " + std::to_string(first_line + i) + ": invalid UTF-8 at byte " +
+                         std::to_string(bad_byte + 1) + "; line not translated";
       report("error: " + *results[i].error);
     } else if (blank(lines[i])) {
       results[i].nbest.push_back({});
@@ -107,17 +106,30 @@ std::vector<std::string> Translator::translate_texts(const std::vector<std::stri
 AttentionMap Translator::attention(const std::string& source, const std::vector<int64_t>& target,
                                    const AttentionOptions& options) {
   if (!valid_utf8(source)) throw Error("attention: the source is not valid UTF-8");
-  torch::NoGradGuard no_grad;
   TranslationResult ignored;
   auto src_ids = encode_source(source, 1, ignored);
   src_ids.push_back(kEosId);
-  std::vector<int64_t> tgt_ids = {kBosId};
+  std::vector<int64_t> tgt_ids = {kBosId};  // bos + target predicts target + eos
   tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
+  AttentionMap map;
+  map.weights = cross_attention(src_ids, tgt_ids, options);  // [tgt_len, src_len]
+  map.src_pieces = tokenizer_.src_pieces(source);
+  map.src_pieces.resize(src_ids.size() - 1);  // truncated like the ids
+  map.src_pieces.push_back("</s>");
+  map.tgt_pieces = tokenizer_.tgt_pieces(target);
+  map.tgt_pieces.push_back("</s>");
+  return map;
+}
+
+at::Tensor Translator::cross_attention(const std::vector<int64_t>& src_ids,
+                                       const std::vector<int64_t>& tgt_ids,
+                                       const AttentionOptions& options) {
+  torch::NoGradGuard no_grad;
   const auto to_device = [&](const std::vector<int64_t>& ids) {
     return at::tensor(at::ArrayRef<int64_t>(ids), at::kLong).unsqueeze(0).to(device_);
   };
   const auto src = to_device(src_ids);  // [1, src_len]
-  const auto tgt = to_device(tgt_ids);  // [1, tgt_len]: bos + target predicts target + eos
+  const auto tgt = to_device(tgt_ids);  // [1, tgt_len]
   const auto src_mask = model_->make_src_mask(src);
   const auto memory = model_->encode(src, src_mask);
   const auto out = model_->decoder->hidden(tgt, memory, model_->make_tgt_mask(tgt), src_mask,
@@ -127,14 +139,7 @@ AttentionMap Translator::attention(const std::string& source, const std::vector<
   at::Tensor weights = layer[0];  // [heads, tgt_len, src_len]
   weights = options.head < 0 ? weights.mean(0)
                              : weights[checked_index(options.head, weights.size(0), "head")];
-  AttentionMap map;
-  map.weights = weights.to(at::kCPU, at::kFloat).contiguous();  // [tgt_len, src_len]
-  map.src_pieces = tokenizer_.src_pieces(source);
-  map.src_pieces.resize(src_ids.size() - 1);  // truncated like the ids
-  map.src_pieces.push_back("</s>");
-  map.tgt_pieces = tokenizer_.tgt_pieces(target);
-  map.tgt_pieces.push_back("</s>");
-  return map;
+  return weights.to(at::kCPU, at::kFloat).contiguous();  // [tgt_len, src_len]
 }
 
 }  // namespace nmt

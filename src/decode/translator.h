@@ -1,12 +1,12 @@
 #pragma once
 
+#include <ATen/ATen.h>
+
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <ATen/ATen.h>
 
 #include "core/config.h"
 #include "data/tokenizer.h"
@@ -24,8 +24,8 @@ struct TranslatedText {
 /// The outcome for one input line: its n-best translations, or an error for that line only.
 struct TranslationResult {
   std::vector<TranslatedText> nbest;  ///< best first; one empty translation for an empty line
-  std::optional<std::string> error;   ///< set when the line could not be translated (e.g. bad UTF-8)
-  std::optional<std::string> warning; ///< set when the line was translated with a caveat
+  std::optional<std::string> error;  ///< set when the line could not be translated (e.g. bad UTF-8)
+  std::optional<std::string> warning;  ///< set when the line was translated with a caveat
   bool ok() const { return !error.has_value(); }
   /// The best translation's text ("" when there is none).
   const std::string& best() const;
@@ -79,6 +79,10 @@ class Translator {
   std::vector<int64_t> encode_source(const std::string& line, size_t line_number,
                                      TranslationResult& result) const;
   void report(const std::string& message) const;
+  /// Teacher-forced cross-attention weights [tgt_len, src_len] (CPU, float32) of one pair of
+  /// id sequences: src ids + eos, bos + target ids.
+  at::Tensor cross_attention(const std::vector<int64_t>& src_ids,
+                             const std::vector<int64_t>& tgt_ids, const AttentionOptions& options);
 
   Seq2Seq model_;
   Tokenizer tokenizer_;

@@ -100,8 +100,10 @@ void Trainer::train_epoch(TrainSummary& summary) {
   const auto batches = make_batches(train_.examples, batching_options(config_.data), state_.epoch);
   const auto accum = size_t(config_.train.accum_steps);
   if (console_is_terminal(log_->console())) {
+    ProgressOptions options;
+    options.initial = state_.batch_in_epoch;  // a resumed epoch's rate counts new batches only
     window_->bar = std::make_unique<ProgressBar>("epoch " + std::to_string(state_.epoch + 1),
-                                                 int64_t(batches.size()), log_->console());
+                                                 int64_t(batches.size()), log_->console(), options);
   }
   while (size_t(state_.batch_in_epoch) < batches.size() && !stop_) {
     const auto first = batches.begin() + state_.batch_in_epoch;
