@@ -30,8 +30,8 @@ inline const Tokenizer& fixture_tokenizer() {
   return tokenizer;
 }
 
-/// A tiny model config over the fixture tokenizer's vocabularies.
-inline ModelConfig fixture_model_config(int64_t max_len = 64) {
+/// A tiny dropout-free model config (2 + 2 layers, d_model 32) over the given vocabularies.
+inline ModelConfig small_model_config(int64_t src_vocab, int64_t tgt_vocab, int64_t max_len = 64) {
   ModelConfig config;
   config.d_model = 32;
   config.n_heads = 4;
@@ -41,9 +41,15 @@ inline ModelConfig fixture_model_config(int64_t max_len = 64) {
   config.dropout = 0.0;
   config.attention_dropout = 0.0;
   config.max_len = max_len;
-  config.src_vocab_size = fixture_tokenizer().src_vocab_size();
-  config.tgt_vocab_size = fixture_tokenizer().tgt_vocab_size();
+  config.src_vocab_size = src_vocab;
+  config.tgt_vocab_size = tgt_vocab;
   return config;
+}
+
+/// A tiny model config over the fixture tokenizer's vocabularies.
+inline ModelConfig fixture_model_config(int64_t max_len = 64) {
+  return small_model_config(fixture_tokenizer().src_vocab_size(),
+                            fixture_tokenizer().tgt_vocab_size(), max_len);
 }
 
 /// A seeded random model; `eos_bias` is added to eos' logit (very negative: never ends early,

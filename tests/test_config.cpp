@@ -39,9 +39,11 @@ TEST(Config, UnknownKeyIsAnErrorNamingIt) {
 
 TEST(Config, WrongTypeIsAnErrorNamingTheKey) {
   nlohmann::json json = {{"model", {{"d_model", "big"}}}};
-  test::expect_error([&] { config_from_json(json, "x.json"); }, "model.d_model: expected an integer");
+  test::expect_error([&] { config_from_json(json, "x.json"); },
+                     "model.d_model: expected an integer");
   json = {{"model", {{"d_model", 1.5}}}};
-  test::expect_error([&] { config_from_json(json, "x.json"); }, "model.d_model: expected an integer");
+  test::expect_error([&] { config_from_json(json, "x.json"); },
+                     "model.d_model: expected an integer");
   json = {{"train", {{"validate_at_start", 1}}}};
   test::expect_error([&] { config_from_json(json, "x.json"); }, "expected true or false");
 }

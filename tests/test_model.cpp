@@ -33,7 +33,7 @@ int64_t expected_parameters(const ModelConfig& c) {
   const int64_t final_norms = c.norm == "pre" ? 2 * norm : 0;
   return c.src_vocab_size * d + positions + c.encoder_layers * encoder_layer +  // encoder
          c.tgt_vocab_size * d + positions + c.decoder_layers * decoder_layer +  // decoder
-         d * c.tgt_vocab_size + c.tgt_vocab_size + final_norms;                  // output
+         d * c.tgt_vocab_size + c.tgt_vocab_size + final_norms;                 // output
 }
 
 TEST(Model, ParameterCountMatchesClosedForm) {

@@ -8,6 +8,7 @@
 
 #include "core/special_ids.h"
 #include "decode/search.h"
+#include "decode_test_util.h"
 
 namespace nmt {
 namespace {
@@ -15,18 +16,7 @@ namespace {
 constexpr int64_t kVocab = 24;
 
 ModelConfig tiny_model_config(int64_t max_len = 64) {
-  ModelConfig config;
-  config.d_model = 32;
-  config.n_heads = 4;
-  config.encoder_layers = 2;
-  config.decoder_layers = 2;
-  config.d_ff = 64;
-  config.dropout = 0.0;
-  config.attention_dropout = 0.0;
-  config.max_len = max_len;
-  config.src_vocab_size = kVocab;
-  config.tgt_vocab_size = kVocab;
-  return config;
+  return test::small_model_config(kVocab, kVocab, max_len);
 }
 
 /// A seeded random model; `eos_bias` is added to eos' logit so that hypotheses end early

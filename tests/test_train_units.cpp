@@ -16,8 +16,8 @@ TEST(Schedule, InverseSqrtWarmsUpLinearlyThenDecays) {
   t.warmup_steps = 100;
   EXPECT_DOUBLE_EQ(learning_rate(t, 1), 1e-5);
   EXPECT_DOUBLE_EQ(learning_rate(t, 50), 5e-4);
-  EXPECT_DOUBLE_EQ(learning_rate(t, 100), 1e-3);            // peak at the end of warmup
-  EXPECT_DOUBLE_EQ(learning_rate(t, 400), 1e-3 * 0.5);      // sqrt(100 / 400)
+  EXPECT_DOUBLE_EQ(learning_rate(t, 100), 1e-3);        // peak at the end of warmup
+  EXPECT_DOUBLE_EQ(learning_rate(t, 400), 1e-3 * 0.5);  // sqrt(100 / 400)
   t.schedule = "constant";
   EXPECT_DOUBLE_EQ(learning_rate(t, 50), 5e-4);
   EXPECT_DOUBLE_EQ(learning_rate(t, 400), 1e-3);
@@ -28,9 +28,10 @@ TEST(Loss, LabelSmoothingMatchesTheDefinition) {
   const auto logits = torch::randn({5, 7});
   const auto targets = torch::tensor({0, 3, 6, 2, 2}, torch::kLong);
   const double eps = 0.1;
-  // Independent: the smoothed target distribution q = (1 - eps) one_hot + eps / V, loss = -Σ q log p.
-  const auto q = torch::full({5, 7}, eps / 7).scatter_add(
-      1, targets.unsqueeze(1), torch::full({5, 1}, 1.0 - eps));
+  // Independent: the smoothed target distribution q = (1 - eps) one_hot + eps / V, loss = -Σ q log
+  // p.
+  const auto q = torch::full({5, 7}, eps / 7)
+                     .scatter_add(1, targets.unsqueeze(1), torch::full({5, 1}, 1.0 - eps));
   const auto expected = -(q * torch::log_softmax(logits, -1)).sum();
   const auto sums = label_smoothed_cross_entropy(logits, targets, eps);
   EXPECT_NEAR(sums.loss.item<double>(), expected.item<double>(), 1e-5);

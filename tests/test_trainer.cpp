@@ -8,15 +8,15 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "core/interrupt.h"
 #include "data/corpus.h"
 #include "decode/search.h"
+#include "test_util.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
-#include "test_util.h"
 
 extern char** environ;
 
@@ -94,7 +94,8 @@ TEST(Checkpoint, CorruptOrMissingFilesAreClearErrors) {
   const auto dir = test::temp_dir("corrupt");
   std::ofstream(dir / "bad.pt") << "not a checkpoint";
   test::expect_error([&] { load_checkpoint(dir / "bad.pt", at::kCPU); }, "bad.pt: not a readable");
-  test::expect_error([&] { load_checkpoint(dir / "none.pt", at::kCPU); }, "none.pt: checkpoint not found");
+  test::expect_error([&] { load_checkpoint(dir / "none.pt", at::kCPU); },
+                     "none.pt: checkpoint not found");
   test::expect_error([&] { load_checkpoint(dir, at::kCPU); }, "no best.pt or last.pt");
 }
 

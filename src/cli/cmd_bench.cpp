@@ -89,9 +89,9 @@ int run_bench_train(int argc, char** argv) {
                            "FLOP/s) against this machine's measured matmul ceilings.\n\n"
                            "  nmt bench train --config configs/multi30k_en_de.json --steps 30\n");
   add_config_options(options);
-  options.add_options()
-      ("steps", "timed optimizer steps", cxxopts::value<int64_t>()->default_value("30"), "N")
-      ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("5"), "N");
+  options.add_options()("steps", "timed optimizer steps",
+                        cxxopts::value<int64_t>()->default_value("30"), "N")(
+      "warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("5"), "N");
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const int64_t steps = args["steps"].as<int64_t>(), warmup = args["warmup"].as<int64_t>();

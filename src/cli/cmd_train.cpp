@@ -24,27 +24,32 @@ Config resumed_config(const std::filesystem::path& run_dir, const cxxopts::Parse
 }
 
 int run_train(int argc, char** argv) {
-  cxxopts::Options options(argv[0], "Train a Transformer translation model.\n\n"
-                                    "  nmt train --config configs/multi30k_en_de.json\n"
-                                    "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n");
+  cxxopts::Options options(
+      argv[0],
+      "Train a Transformer translation model.\n\n"
+      "  nmt train --config configs/multi30k_en_de.json\n"
+      "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n");
   add_config_options(options);
-  options.add_options()
-      ("resume", "continue the run in RUN_DIR (or the config's run directory) from its last.pt",
-       cxxopts::value<std::string>()->implicit_value(""), "RUN_DIR")
-      ("device", "auto | cpu | cuda | cuda:N (overrides train.device)", cxxopts::value<std::string>());
+  options.add_options()(
+      "resume", "continue the run in RUN_DIR (or the config's run directory) from its last.pt",
+      cxxopts::value<std::string>()->implicit_value(""),
+      "RUN_DIR")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
+                 cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const bool resume = args.count("resume") > 0;
   const std::string resume_dir = resume ? args["resume"].as<std::string>() : "";
   Config config = !resume_dir.empty() ? resumed_config(resume_dir, args) : config_from_args(args);
-  if (args.count("device")) apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
+  if (args.count("device"))
+    apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
   install_interrupt_handlers();
   Trainer trainer(config, resume, std::cout);
   const TrainSummary summary = trainer.run();
   return summary.interrupted ? 130 : 0;
 }
 
-const bool registered = register_command({"train", "train a model (new run or --resume)", run_train, 20});
+const bool registered =
+    register_command({"train", "train a model (new run or --resume)", run_train, 20});
 
 }  // namespace
 }  // namespace nmt::cli

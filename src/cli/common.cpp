@@ -7,10 +7,10 @@
 namespace nmt::cli {
 
 void add_config_options(cxxopts::Options& options) {
-  options.add_options("config")
-      ("c,config", "JSON config file (see configs/)", cxxopts::value<std::string>())
-      ("set", "override a config key: section.key=value (repeatable)",
-       cxxopts::value<std::vector<std::string>>());
+  options.add_options("config")("c,config", "JSON config file (see configs/)",
+                                cxxopts::value<std::string>())(
+      "set", "override a config key: section.key=value (repeatable)",
+      cxxopts::value<std::vector<std::string>>());
 }
 
 bool parse(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
@@ -33,8 +33,8 @@ std::vector<std::string> overrides_from_args(const cxxopts::ParseResult& result)
 }
 
 Config config_from_args(const cxxopts::ParseResult& result) {
-  Config config = result.count("config") ? load_config(result["config"].as<std::string>())
-                                         : Config();
+  Config config =
+      result.count("config") ? load_config(result["config"].as<std::string>()) : Config();
   apply_overrides(config, overrides_from_args(result));
   return config;
 }

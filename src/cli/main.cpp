@@ -27,8 +27,8 @@ void print_help() {
 }
 
 void print_version() {
-  std::cout << "nmt " << nmt::kVersion << "\nLibTorch " << TORCH_VERSION
-            << "\nsentencepiece " << nmt::kSentencepieceOrigin << "\n";
+  std::cout << "nmt " << nmt::kVersion << "\nLibTorch " << TORCH_VERSION << "\nsentencepiece "
+            << nmt::kSentencepieceOrigin << "\n";
 }
 
 int dispatch(int argc, char** argv) {

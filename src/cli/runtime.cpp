@@ -13,8 +13,12 @@ void tune_runtime(char** argv) {
     setenv("NMT_NO_REEXEC", "1", 1);  // never loop, whatever happens
     execv("/proc/self/exe", argv);    // returns only on failure: then carry on as we are
   }
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+  const char* malloc_mb = std::getenv("NMT_MALLOC_THRESHOLD_MB");  // 0: glibc's defaults
+  const long mb = malloc_mb != nullptr ? std::atol(malloc_mb) : 256;
+  if (mb > 0) {
+    mallopt(M_MMAP_THRESHOLD, int(mb * 1024 * 1024));
+    mallopt(M_TRIM_THRESHOLD, int(4 * mb * 1024 * 1024));
+  }
 }
 
 }  // namespace nmt::cli

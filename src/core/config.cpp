@@ -60,7 +60,8 @@ bool set_field(Section& section, const std::string& key, const json& value,
 template <class Section>
 std::string known_keys(Section section) {
   std::string keys;
-  section.fields([&](const char* name, auto&) { keys += (keys.empty() ? "" : ", ") + std::string(name); });
+  section.fields(
+      [&](const char* name, auto&) { keys += (keys.empty() ? "" : ", ") + std::string(name); });
   return keys;
 }
 
@@ -124,8 +125,9 @@ void ModelConfig::validate() const {
   check_min("model.d_model", d_model, 1);
   check_min("model.n_heads", n_heads, 1);
   if (d_model % n_heads != 0) {
-    throw Error("model.d_model = " + std::to_string(d_model) + " is not divisible by model.n_heads = " +
-                std::to_string(n_heads) + ": choose n_heads that divides d_model");
+    throw Error("model.d_model = " + std::to_string(d_model) +
+                " is not divisible by model.n_heads = " + std::to_string(n_heads) +
+                ": choose n_heads that divides d_model");
   }
   check_min("model.encoder_layers", encoder_layers, 1);
   check_min("model.decoder_layers", decoder_layers, 1);
@@ -146,10 +148,12 @@ void ModelConfig::validate() const {
 }
 
 void DataConfig::validate() const {
-  for (const auto& [key, lang] : {std::pair{"data.src_lang", src_lang}, {"data.tgt_lang", tgt_lang}}) {
+  for (const auto& [key, lang] :
+       {std::pair{"data.src_lang", src_lang}, {"data.tgt_lang", tgt_lang}}) {
     check_choice(key, lang, {"en", "de", "fr", "cs"});
   }
-  if (src_lang == tgt_lang) throw Error("data.src_lang and data.tgt_lang are both '" + src_lang + "'");
+  if (src_lang == tgt_lang)
+    throw Error("data.src_lang and data.tgt_lang are both '" + src_lang + "'");
   check_range("data.vocab_size", vocab_size, 16, 1000000);
   check_choice("data.vocab_type", vocab_type, {"unigram", "bpe"});
   check_range("data.character_coverage", character_coverage, 0.9, 1.0);

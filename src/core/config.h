@@ -15,17 +15,17 @@ namespace nmt {
 
 /// Transformer shape and regularisation (Vaswani et al. 2017, "Attention Is All You Need").
 struct ModelConfig {
-  int64_t d_model = 256;          ///< residual stream width
-  int64_t n_heads = 4;            ///< attention heads; must divide d_model
-  int64_t encoder_layers = 3;     ///< encoder layers
-  int64_t decoder_layers = 3;     ///< decoder layers
-  int64_t d_ff = 1024;            ///< inner width of the position-wise feed-forward block
-  double dropout = 0.1;           ///< dropout on embeddings, sublayer outputs and FFN hidden
-  double attention_dropout = 0.1; ///< dropout on attention weights
+  int64_t d_model = 256;              ///< residual stream width
+  int64_t n_heads = 4;                ///< attention heads; must divide d_model
+  int64_t encoder_layers = 3;         ///< encoder layers
+  int64_t decoder_layers = 3;         ///< decoder layers
+  int64_t d_ff = 1024;                ///< inner width of the position-wise feed-forward block
+  double dropout = 0.1;               ///< dropout on embeddings, sublayer outputs and FFN hidden
+  double attention_dropout = 0.1;     ///< dropout on attention weights
   std::string activation = "relu";    ///< FFN activation: relu | gelu
   std::string norm = "post";          ///< post (the paper, §3.1) | pre (LayerNorm before sublayer)
   std::string positions = "learned";  ///< learned (tutorial) | sinusoidal (the paper, §3.5)
-  int64_t max_len = 256;          ///< longest sequence (pieces incl. bos/eos) learned positions cover
+  int64_t max_len = 256;  ///< longest sequence (pieces incl. bos/eos) learned positions cover
   bool share_embeddings = false;  ///< one embedding matrix for source and target (joint vocab)
   bool tie_output = false;        ///< output projection reuses the target embedding (§3.4)
   int64_t src_vocab_size = 0;     ///< source vocabulary; 0 = taken from the tokenizer at training
@@ -46,19 +46,19 @@ struct ModelConfig {
 
 /// Corpus location, languages, subword model and batching.
 struct DataConfig {
-  std::string dir = "data/multi30k";  ///< folder with <split>.<lang>[.gz] files
-  std::string src_lang = "en";        ///< source language (en, de, fr, cs)
-  std::string tgt_lang = "de";        ///< target language; swap the two for the other direction
-  std::string train_split = "train";  ///< split the model and tokenizer are trained on
-  std::string valid_split = "val";    ///< split used for validation
-  int64_t vocab_size = 8000;          ///< SentencePiece vocabulary size (per model)
-  std::string vocab_type = "unigram"; ///< unigram | bpe
-  bool joint_vocab = true;            ///< one SentencePiece model for both languages
-  double character_coverage = 1.0;    ///< SentencePiece character coverage
-  int64_t max_len = 100;              ///< pairs with a side longer than this (pieces) are dropped
-  int64_t batch_tokens = 4096;        ///< token budget per batch, padding included, per side
-  int64_t pool_batches = 100;         ///< length-sort pools of this many batches
-  int64_t seed = 1;                   ///< seed of the batch order (mixed with the epoch number)
+  std::string dir = "data/multi30k";   ///< folder with <split>.<lang>[.gz] files
+  std::string src_lang = "en";         ///< source language (en, de, fr, cs)
+  std::string tgt_lang = "de";         ///< target language; swap the two for the other direction
+  std::string train_split = "train";   ///< split the model and tokenizer are trained on
+  std::string valid_split = "val";     ///< split used for validation
+  int64_t vocab_size = 8000;           ///< SentencePiece vocabulary size (per model)
+  std::string vocab_type = "unigram";  ///< unigram | bpe
+  bool joint_vocab = true;             ///< one SentencePiece model for both languages
+  double character_coverage = 1.0;     ///< SentencePiece character coverage
+  int64_t max_len = 100;               ///< pairs with a side longer than this (pieces) are dropped
+  int64_t batch_tokens = 4096;         ///< token budget per batch, padding included, per side
+  int64_t pool_batches = 100;          ///< length-sort pools of this many batches
+  int64_t seed = 1;                    ///< seed of the batch order (mixed with the epoch number)
 
   template <class F>
   void fields(F&& f) {
@@ -73,30 +73,30 @@ struct DataConfig {
 
 /// Optimisation, schedule, limits, validation and checkpointing.
 struct TrainConfig {
-  std::string name = "run";      ///< run name; the run directory defaults to checkpoints/<name>
-  std::string run_dir;           ///< run directory; empty = checkpoints/<name>
-  int64_t seed = 1;              ///< seed of initialisation and dropout
-  std::string device = "auto";   ///< auto | cpu | cuda | cuda:N
-  int64_t threads = 0;           ///< CPU threads for LibTorch; 0 = one per core
+  std::string name = "run";        ///< run name; the run directory defaults to checkpoints/<name>
+  std::string run_dir;             ///< run directory; empty = checkpoints/<name>
+  int64_t seed = 1;                ///< seed of initialisation and dropout
+  std::string device = "auto";     ///< auto | cpu | cuda | cuda:N
+  int64_t threads = 0;             ///< CPU threads for LibTorch; 0 = one per core
   std::string precision = "fp32";  ///< fp32 | bf16 (autocast; residual stream and loss stay fp32)
-  double lr = 5e-4;              ///< peak learning rate
-  double adam_beta1 = 0.9;       ///< Adam β1
-  double adam_beta2 = 0.98;      ///< Adam β2 (the paper, §5.3)
-  double adam_eps = 1e-9;        ///< Adam ε
-  double weight_decay = 0.0;     ///< decoupled weight decay (AdamW); 0 = plain Adam
+  double lr = 5e-4;                ///< peak learning rate
+  double adam_beta1 = 0.9;         ///< Adam β1
+  double adam_beta2 = 0.98;        ///< Adam β2 (the paper, §5.3)
+  double adam_eps = 1e-9;          ///< Adam ε
+  double weight_decay = 0.0;       ///< decoupled weight decay (AdamW); 0 = plain Adam
   std::string schedule = "inverse_sqrt";  ///< inverse_sqrt (linear warmup) | constant
-  int64_t warmup_steps = 4000;   ///< linear warmup steps (inverse_sqrt and constant)
-  double label_smoothing = 0.1;  ///< label smoothing ε (§5.4)
-  double clip_norm = 1.0;        ///< gradient clipping by global norm; 0 = off
-  int64_t accum_steps = 1;       ///< batches accumulated per optimizer step
-  int64_t max_epochs = 20;       ///< stop after this many epochs; 0 = no limit
-  int64_t max_steps = 0;         ///< stop after this many optimizer steps; 0 = no limit
-  double max_minutes = 0.0;      ///< stop after this much training time; 0 = no limit
-  int64_t log_every = 50;        ///< steps between log lines / metrics records
-  int64_t validate_every = 0;    ///< also validate every N steps; 0 = only at epoch ends
-  bool validate_at_start = false;  ///< validate once before the first step
-  bool valid_bleu = true;        ///< decode the validation set greedily for BLEU
-  std::string metric = "bleu";   ///< early stopping / best checkpoint metric: bleu | loss
+  int64_t warmup_steps = 4000;            ///< linear warmup steps (inverse_sqrt and constant)
+  double label_smoothing = 0.1;           ///< label smoothing ε (§5.4)
+  double clip_norm = 1.0;                 ///< gradient clipping by global norm; 0 = off
+  int64_t accum_steps = 1;                ///< batches accumulated per optimizer step
+  int64_t max_epochs = 20;                ///< stop after this many epochs; 0 = no limit
+  int64_t max_steps = 0;                  ///< stop after this many optimizer steps; 0 = no limit
+  double max_minutes = 0.0;               ///< stop after this much training time; 0 = no limit
+  int64_t log_every = 50;                 ///< steps between log lines / metrics records
+  int64_t validate_every = 0;             ///< also validate every N steps; 0 = only at epoch ends
+  bool validate_at_start = false;         ///< validate once before the first step
+  bool valid_bleu = true;                 ///< decode the validation set greedily for BLEU
+  std::string metric = "bleu";            ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;          ///< validations without improvement before stopping; 0 = off
   int64_t keep_checkpoints = 5;  ///< step checkpoints kept for averaging (besides last and best)
 
@@ -120,11 +120,11 @@ struct TrainConfig {
 
 /// Decoding (translate, evaluate, validation BLEU).
 struct DecodeConfig {
-  int64_t beam = 1;              ///< beam size; 1 = greedy
-  int64_t nbest = 1;             ///< hypotheses printed per input (≤ beam)
-  double length_penalty = 0.6;   ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
-  int64_t max_len_offset = 50;   ///< output limit = source length + this
-  int64_t batch_tokens = 4096;   ///< source-token budget per decoding batch
+  int64_t beam = 1;             ///< beam size; 1 = greedy
+  int64_t nbest = 1;            ///< hypotheses printed per input (≤ beam)
+  double length_penalty = 0.6;  ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
+  int64_t max_len_offset = 50;  ///< output limit = source length + this
+  int64_t batch_tokens = 4096;  ///< source-token budget per decoding batch
 
   template <class F>
   void fields(F&& f) {

@@ -8,7 +8,9 @@ namespace {
 
 // LibTorch 2.4 moved autocast to per-device-type functions; 1.13 has per-backend ones.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-bool is_enabled(bool cuda) { return at::autocast::is_autocast_enabled(cuda ? at::kCUDA : at::kCPU); }
+bool is_enabled(bool cuda) {
+  return at::autocast::is_autocast_enabled(cuda ? at::kCUDA : at::kCPU);
+}
 void set_enabled(bool cuda, bool on) {
   at::autocast::set_autocast_enabled(cuda ? at::kCUDA : at::kCPU, on);
   if (on) at::autocast::set_autocast_dtype(cuda ? at::kCUDA : at::kCPU, at::kBFloat16);

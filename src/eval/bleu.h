@@ -10,13 +10,13 @@ namespace nmt {
 /// n-grams 1..4 clipped against one reference, brevity penalty exp(1 - r/c) when c < r,
 /// geometric mean of precisions, and sacreBLEU's default "exp" smoothing.
 struct BleuScore {
-  double score = 0.0;                 ///< 0..100
-  std::array<double, 4> precisions{}; ///< percentages (smoothed), as sacreBLEU prints them
-  std::array<long long, 4> counts{};  ///< clipped n-gram matches, n = 1..4
-  std::array<long long, 4> totals{};  ///< hypothesis n-grams, n = 1..4
+  double score = 0.0;                  ///< 0..100
+  std::array<double, 4> precisions{};  ///< percentages (smoothed), as sacreBLEU prints them
+  std::array<long long, 4> counts{};   ///< clipped n-gram matches, n = 1..4
+  std::array<long long, 4> totals{};   ///< hypothesis n-grams, n = 1..4
   double brevity_penalty = 0.0;
-  long long hyp_len = 0;              ///< c: hypothesis tokens
-  long long ref_len = 0;              ///< r: reference tokens
+  long long hyp_len = 0;  ///< c: hypothesis tokens
+  long long ref_len = 0;  ///< r: reference tokens
   std::string signature;  ///< e.g. nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:nmt-0.1
   /// "BLEU = 34.12 65.1/41.0/27.9/19.3 (BP = 1.000 ratio = 1.012 hyp_len = ... ref_len = ...)"
   std::string to_string() const;

@@ -11,6 +11,8 @@
 
 namespace nmt {
 
+// clang-format off
+
 struct LowerCaseRun {
   char32_t first;
   char32_t last;
@@ -73,5 +75,7 @@ inline constexpr LowerCaseRun kLowerCaseRuns[] = {
     {0x10594, 0x10595, 1, 39}, {0x10C80, 0x10CB2, 1, 64}, {0x118A0, 0x118BF, 1, 32},
     {0x16E40, 0x16E5F, 1, 32}, {0x1E900, 0x1E921, 1, 34},
 };
+
+// clang-format on
 
 }  // namespace nmt

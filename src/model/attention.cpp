@@ -47,8 +47,8 @@ std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::attend(const at::Tens
   const int64_t batch = query.size(0);
   const int64_t q_len = query.size(1);
   const auto q = split_heads(fc_q->forward(query));  // [batch, heads, q_len, head_dim]
-  at::Tensor context;                                 // [batch, heads, q_len, head_dim]
-  at::Tensor weights;                                 // [batch, heads, q_len, k_len]
+  at::Tensor context;                                // [batch, heads, q_len, head_dim]
+  at::Tensor weights;                                // [batch, heads, q_len, k_len]
 #if TORCH_VERSION_MAJOR >= 2
   if (!need_weights) {
     // Same computation through LibTorch's fused kernel (flash / memory-efficient on CUDA).

@@ -33,9 +33,9 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
       cross_attention(register_module(
           "cross_attention",
           MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout))),
-      feedforward(register_module("feedforward",
-                                  PositionwiseFeedforward(config.d_model, config.d_ff,
-                                                          config.dropout, config.activation))),
+      feedforward(register_module(
+          "feedforward",
+          PositionwiseFeedforward(config.d_model, config.d_ff, config.dropout, config.activation))),
       self_attention_norm(register_module("self_attention_norm", layer_norm(config.d_model))),
       cross_attention_norm(register_module("cross_attention_norm", layer_norm(config.d_model))),
       feedforward_norm(register_module("feedforward_norm", layer_norm(config.d_model))),
@@ -43,8 +43,7 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
       pre_norm_(config.norm == "pre") {}
 
 std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::cross_and_feedforward(
-    const at::Tensor& x, const KeyValue& memory_kv, const at::Tensor& src_mask,
-    bool need_weights) {
+    const at::Tensor& x, const KeyValue& memory_kv, const at::Tensor& src_mask, bool need_weights) {
   at::Tensor weights;  // [batch, heads, tgt_len, src_len]
   auto h = residual(x, cross_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
     auto [out, w] = cross_attention->attend(in, memory_kv, src_mask, need_weights);
@@ -65,8 +64,7 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::forward(const at::Tensor& x
     return std::get<0>(
         self_attention->attend(in, self_attention->project(in, in), tgt_mask, false));
   });
-  return cross_and_feedforward(h, cross_attention->project(memory, memory), src_mask,
-                               need_weights);
+  return cross_and_feedforward(h, cross_attention->project(memory, memory), src_mask, need_weights);
 }
 
 std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, LayerCache& cache,
@@ -85,9 +83,9 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, L
 }
 
 DecoderImpl::DecoderImpl(const ModelConfig& config, torch::nn::Embedding shared_tokens)
-    : embeddings(register_module(
-          "embeddings", Embeddings(config.tgt_vocab_size, config.d_model, config.max_len,
-                                   config.positions, config.dropout, shared_tokens))),
+    : embeddings(register_module("embeddings",
+                                 Embeddings(config.tgt_vocab_size, config.d_model, config.max_len,
+                                            config.positions, config.dropout, shared_tokens))),
       layers(register_module("layers", torch::nn::ModuleList())) {
   for (int64_t i = 0; i < config.decoder_layers; ++i) layers->push_back(DecoderLayer(config));
   if (config.norm == "pre") final_norm = register_module("final_norm", layer_norm(config.d_model));

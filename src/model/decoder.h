@@ -41,8 +41,8 @@ class DecoderLayerImpl : public torch::nn::Module {
   /// Returns [batch, tgt_len, d_model] and, with need_weights, the cross-attention weights
   /// [batch, heads, tgt_len, src_len].
   std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& x, const at::Tensor& memory,
-                                             const at::Tensor& tgt_mask,
-                                             const at::Tensor& src_mask, bool need_weights = false);
+                                             const at::Tensor& tgt_mask, const at::Tensor& src_mask,
+                                             bool need_weights = false);
 
   /// New positions only, x [batch, new_len, d_model], attending to the cached positions and
   /// themselves (causally); appends their keys/values to `cache.self`.
@@ -67,8 +67,8 @@ TORCH_MODULE(DecoderLayer);
 
 /// What the decoder produces for a whole target sequence.
 struct DecoderOutput {
-  at::Tensor hidden;                    ///< [batch, tgt_len, d_model], before the projection
-  std::vector<at::Tensor> attention;    ///< per layer [batch, heads, tgt_len, src_len] if asked
+  at::Tensor hidden;                  ///< [batch, tgt_len, d_model], before the projection
+  std::vector<at::Tensor> attention;  ///< per layer [batch, heads, tgt_len, src_len] if asked
 };
 
 /// Target embeddings, a stack of decoder layers and the projection to the target vocabulary.

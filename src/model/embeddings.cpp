@@ -8,10 +8,10 @@ namespace nmt {
 
 at::Tensor sinusoidal_positions(int64_t len, int64_t d_model) {
   auto options = at::TensorOptions().dtype(at::kFloat);
-  auto position = at::arange(len, options).unsqueeze(1);                        // [len, 1]
-  auto two_i = at::arange(0, d_model, 2, options);                              // [ceil(d/2)]
-  auto inv_freq = at::exp(two_i * (-std::log(10000.0) / double(d_model)));     // 10000^(-2i/d)
-  auto angles = position * inv_freq;                                            // [len, ceil(d/2)]
+  auto position = at::arange(len, options).unsqueeze(1);                    // [len, 1]
+  auto two_i = at::arange(0, d_model, 2, options);                          // [ceil(d/2)]
+  auto inv_freq = at::exp(two_i * (-std::log(10000.0) / double(d_model)));  // 10000^(-2i/d)
+  auto angles = position * inv_freq;                                        // [len, ceil(d/2)]
   auto table = at::zeros({len, d_model}, options);
   table.index_put_({at::indexing::Slice(), at::indexing::Slice(0, at::indexing::None, 2)},
                    at::sin(angles));

@@ -17,9 +17,8 @@ class EmbeddingsImpl : public torch::nn::Module {
  public:
   /// positions: "learned" (a max_len × d_model table) or "sinusoidal" (fixed). When `shared` is
   /// given, its token table is used and not registered here (it belongs to another module).
-  EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len,
-                 const std::string& positions, double dropout,
-                 torch::nn::Embedding shared = nullptr);
+  EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len, const std::string& positions,
+                 double dropout, torch::nn::Embedding shared = nullptr);
 
   /// tokens [batch, len] -> [batch, len, d_model]; `offset` is the position of tokens[:, 0]
   /// (non-zero when decoding one step at a time).

@@ -8,11 +8,12 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
     : self_attention(register_module(
           "self_attention",
           MultiHeadAttention(config.d_model, config.n_heads, config.attention_dropout))),
-      feedforward(register_module("feedforward",
-                                  PositionwiseFeedforward(config.d_model, config.d_ff,
-                                                          config.dropout, config.activation))),
-      self_attention_norm(register_module(
-          "self_attention_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})))),
+      feedforward(register_module(
+          "feedforward",
+          PositionwiseFeedforward(config.d_model, config.d_ff, config.dropout, config.activation))),
+      self_attention_norm(
+          register_module("self_attention_norm",
+                          torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})))),
       feedforward_norm(register_module(
           "feedforward_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})))),
       dropout(register_module("dropout", torch::nn::Dropout(config.dropout))),
@@ -28,14 +29,14 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& src_
 }
 
 EncoderImpl::EncoderImpl(const ModelConfig& config)
-    : embeddings(register_module(
-          "embeddings", Embeddings(config.src_vocab_size, config.d_model, config.max_len,
-                                   config.positions, config.dropout))),
+    : embeddings(register_module("embeddings",
+                                 Embeddings(config.src_vocab_size, config.d_model, config.max_len,
+                                            config.positions, config.dropout))),
       layers(register_module("layers", torch::nn::ModuleList())) {
   for (int64_t i = 0; i < config.encoder_layers; ++i) layers->push_back(EncoderLayer(config));
   if (config.norm == "pre") {
-    final_norm = register_module("final_norm",
-                                 torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+    final_norm = register_module(
+        "final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
   }
 }
 

@@ -13,9 +13,9 @@ at::Tensor make_causal_mask(int64_t len, const at::Device& device) {
 }
 
 at::Tensor make_target_mask(const at::Tensor& tokens, int64_t pad_id) {
-  const auto padding = make_padding_mask(tokens, pad_id);            // [batch, 1, 1, len]
+  const auto padding = make_padding_mask(tokens, pad_id);                 // [batch, 1, 1, len]
   const auto causal = make_causal_mask(tokens.size(1), tokens.device());  // [1, 1, len, len]
-  return padding.logical_and(causal);                                // [batch, 1, len, len]
+  return padding.logical_and(causal);                                     // [batch, 1, len, len]
 }
 
 }  // namespace nmt

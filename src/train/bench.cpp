@@ -33,12 +33,14 @@ double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations, in
 }
 
 TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::ostream& out) {
-  const fs::path run_dir = fs::temp_directory_path() / ("nmt_bench_train_" + std::to_string(::getpid()));
+  const fs::path run_dir =
+      fs::temp_directory_path() / ("nmt_bench_train_" + std::to_string(::getpid()));
   fs::remove_all(run_dir);
   // Reuse a tokenizer already trained for this config's run, if there is one (saves minutes).
   const fs::path source_run = config.train.resolved_run_dir();
   fs::create_directories(run_dir);
-  for (const char* name : {"spm.model", "spm.en.model", "spm.de.model", "spm.fr.model", "spm.cs.model"}) {
+  for (const char* name :
+       {"spm.model", "spm.en.model", "spm.de.model", "spm.fr.model", "spm.cs.model"}) {
     if (fs::exists(source_run / name)) fs::copy_file(source_run / name, run_dir / name);
   }
   config.train.run_dir = run_dir.string();
@@ -68,9 +70,9 @@ TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::
                 "(%.1f GFLOP/s)\n",
                 config.train.name.c_str(), config.train.precision.c_str(),
                 describe_device(at::kCPU).c_str(), result.tokens_per_second,
-                result.flops_per_second / 1e9, 100.0 * result.flops_per_second / result.fp32_ceiling,
-                result.fp32_ceiling / 1e9, 100.0 * result.flops_per_second / result.bf16_ceiling,
-                result.bf16_ceiling / 1e9);
+                result.flops_per_second / 1e9,
+                100.0 * result.flops_per_second / result.fp32_ceiling, result.fp32_ceiling / 1e9,
+                100.0 * result.flops_per_second / result.bf16_ceiling, result.bf16_ceiling / 1e9);
   out << line;
   return result;
 }

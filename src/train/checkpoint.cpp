@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
 #include <torch/serialize.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 

@@ -19,15 +19,15 @@ struct TrainingState {
   int64_t epoch = 0;           ///< epoch in progress (0-based)
   int64_t batch_in_epoch = 0;  ///< batches of `epoch` already consumed
   double best_metric = std::numeric_limits<double>::quiet_NaN();  ///< best validation metric
-  int64_t best_step = 0;       ///< step of the best validation
-  int64_t bad_validations = 0; ///< validations since the best (early stopping)
-  double train_seconds = 0.0;  ///< training wall-clock so far (for train.max_minutes)
-  at::Tensor rng_state;        ///< CPU generator state (dropout), restored on resume
+  int64_t best_step = 0;                                          ///< step of the best validation
+  int64_t bad_validations = 0;  ///< validations since the best (early stopping)
+  double train_seconds = 0.0;   ///< training wall-clock so far (for train.max_minutes)
+  at::Tensor rng_state;         ///< CPU generator state (dropout), restored on resume
 };
 
 /// A model ready to use, with everything it came with.
 struct LoadedModel {
-  Config config;          ///< the full config the model was trained with (vocab sizes set)
+  Config config;  ///< the full config the model was trained with (vocab sizes set)
   Seq2Seq model{nullptr};
   Tokenizer tokenizer;
   TrainingState state;

@@ -111,7 +111,8 @@ void Trainer::rotate_step_checkpoints() {
   for (const auto& entry : fs::directory_iterator(run_dir_)) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) found.emplace_back(std::stoll(match[1]), entry.path());
+    if (std::regex_match(name, match, pattern))
+      found.emplace_back(std::stoll(match[1]), entry.path());
   }
   std::sort(found.begin(), found.end());
   const auto keep = size_t(config_.train.keep_checkpoints);

@@ -21,11 +21,11 @@ namespace nmt {
 /// How a training run ended.
 struct TrainSummary {
   std::filesystem::path run_dir;
-  int64_t steps = 0;         ///< optimizer steps done in total
-  int64_t epochs_done = 0;   ///< complete epochs
-  double best_metric = 0.0;  ///< best validation metric (NaN if never validated)
-  bool interrupted = false;  ///< stopped by SIGINT/SIGTERM (last.pt holds the state)
-  std::string stop_reason;   ///< e.g. "max_epochs reached", "early stopping", "interrupted"
+  int64_t steps = 0;               ///< optimizer steps done in total
+  int64_t epochs_done = 0;         ///< complete epochs
+  double best_metric = 0.0;        ///< best validation metric (NaN if never validated)
+  bool interrupted = false;        ///< stopped by SIGINT/SIGTERM (last.pt holds the state)
+  std::string stop_reason;         ///< e.g. "max_epochs reached", "early stopping", "interrupted"
   double tokens_per_second = 0.0;  ///< target tokens per second of training steps (this run)
   double flops_per_second = 0.0;   ///< executed model FLOP/s of those steps (train/flops.h)
 };
@@ -68,7 +68,7 @@ class Trainer {
   Seq2Seq model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   TrainingState state_;
-  struct Window;                    // running statistics between log lines
+  struct Window;  // running statistics between log lines
   std::unique_ptr<Window> window_;
   bool stop_ = false;
 };

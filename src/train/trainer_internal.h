@@ -17,10 +17,10 @@ struct Trainer::Window {
   double loss_sum = 0.0;  ///< label-smoothed loss summed over tokens
   double nll_sum = 0.0;   ///< plain NLL summed over tokens
   int64_t tokens = 0;
-  double seconds = 0.0;   ///< time spent in training steps
+  double seconds = 0.0;  ///< time spent in training steps
   Clock::time_point run_start = Clock::now();
-  double seconds_before = 0.0;    ///< train_seconds restored from a checkpoint
-  int64_t last_validated = -1;    ///< step of the latest validation
+  double seconds_before = 0.0;       ///< train_seconds restored from a checkpoint
+  int64_t last_validated = -1;       ///< step of the latest validation
   std::unique_ptr<ProgressBar> bar;  ///< this epoch's bar (terminal only)
   // Throughput of this process's training steps (validation excluded), for the summary.
   int64_t run_tokens = 0;

@@ -41,8 +41,8 @@ LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& confi
   {
     AutocastGuard autocast(config.precision, device);
     const auto hidden = model->forward_hidden(batch.src, batch.tgt_in);  // [b, tgt_len, d]
-    const auto flat = batch.tgt_out.reshape(-1);                           // [b * tgt_len]
-    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);                // [tokens]
+    const auto flat = batch.tgt_out.reshape(-1);                         // [b * tgt_len]
+    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);              // [tokens]
     const auto selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
     logits = model->decoder->project(selected);  // [tokens, vocab]
     targets = flat.index_select(0, keep);        // [tokens]
@@ -133,8 +133,8 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
     batches.push_back(collate(train_.examples, indices));
     const Batch& b = batches.back();
     tokens += b.tgt_tokens;
-    window_->run_flops += training_flops(
-        config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
+    window_->run_flops +=
+        training_flops(config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
   }
   window_->run_tokens += tokens;
   optimizer_->zero_grad();
@@ -169,21 +169,27 @@ void Trainer::after_step(TrainSummary& summary, double loss) {
   const double lr = learning_rate(config_.train, state_.step);
   if (w.bar) {
     w.bar->update(state_.batch_in_epoch,
-                  {{"loss", fixed(loss, 3)}, {"lr", scientific(lr)},
+                  {{"loss", fixed(loss, 3)},
+                   {"lr", scientific(lr)},
                    {"tok/s", fixed(w.seconds > 0 ? double(w.tokens) / w.seconds : 0.0, 0)}});
   }
   if (state_.step % config_.train.log_every == 0 && w.tokens > 0) {
     const double tokens_per_s = w.seconds > 0 ? double(w.tokens) / w.seconds : 0.0;
     const double mean_loss = w.loss_sum / double(w.tokens);
     const double ppl = std::exp(w.nll_sum / double(w.tokens));
-    log_->metrics({{"kind", "train"}, {"step", state_.step}, {"epoch", state_.epoch + 1},
-                   {"loss", mean_loss}, {"ppl", ppl}, {"lr", lr},
-                   {"tokens_per_s", tokens_per_s}, {"elapsed_s", state_.train_seconds}});
+    log_->metrics({{"kind", "train"},
+                   {"step", state_.step},
+                   {"epoch", state_.epoch + 1},
+                   {"loss", mean_loss},
+                   {"ppl", ppl},
+                   {"lr", lr},
+                   {"tokens_per_s", tokens_per_s},
+                   {"elapsed_s", state_.train_seconds}});
     // On a terminal the bar shows these numbers live; the log file still gets the line.
     log_->line("step " + std::to_string(state_.step) + " | epoch " +
-                   std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) +
-                   " | ppl " + fixed(ppl, 2) + " | lr " + scientific(lr) + " | " +
-                   fixed(tokens_per_s, 0) + " tgt tok/s | " + fixed(state_.train_seconds, 0) + " s",
+                   std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) + " | ppl " +
+                   fixed(ppl, 2) + " | lr " + scientific(lr) + " | " + fixed(tokens_per_s, 0) +
+                   " tgt tok/s | " + fixed(state_.train_seconds, 0) + " s",
                /*console=*/!w.bar);
     w.loss_sum = w.nll_sum = w.seconds = 0.0;
     w.tokens = 0;
@@ -220,15 +226,23 @@ void Trainer::run_validation(TrainSummary& summary) {
   window_->last_validated = state_.step;
   const double metric = result.metric(config_.train.metric);
   const bool best = improves(config_.train.metric, metric, state_.best_metric);
-  const auto or_null = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
-  log_->metrics({{"kind", "valid"}, {"step", state_.step}, {"epoch", state_.epoch},
-                 {"loss", result.loss}, {"ppl", result.perplexity}, {"bleu", or_null(result.bleu)},
-                 {"chrf", or_null(result.chrf)}, {"seconds", result.seconds},
+  const auto or_null = [](double v) {
+    return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+  };
+  log_->metrics({{"kind", "valid"},
+                 {"step", state_.step},
+                 {"epoch", state_.epoch},
+                 {"loss", result.loss},
+                 {"ppl", result.perplexity},
+                 {"bleu", or_null(result.bleu)},
+                 {"chrf", or_null(result.chrf)},
+                 {"seconds", result.seconds},
                  {"elapsed_s", state_.train_seconds}});
-  say("valid step " + std::to_string(state_.step) + " | loss " + fixed(result.loss, 4) +
-      " | ppl " + fixed(result.perplexity, 2) +
-      (std::isnan(result.bleu) ? "" : " | BLEU " + fixed(result.bleu, 2) + " | chrF " +
-                                          fixed(result.chrf, 2)) +
+  say("valid step " + std::to_string(state_.step) + " | loss " + fixed(result.loss, 4) + " | ppl " +
+      fixed(result.perplexity, 2) +
+      (std::isnan(result.bleu)
+           ? ""
+           : " | BLEU " + fixed(result.bleu, 2) + " | chrF " + fixed(result.chrf, 2)) +
       " | " + fixed(result.seconds, 1) + " s" + (best ? " | new best" : ""));
   if (best) {
     state_.best_metric = metric;

@@ -29,11 +29,11 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
     result.bleu = report.bleu.score;
     result.chrf = report.chrf.score;
   } else {
-    result.loss = teacher_forced_loss(model, split.examples, config.decode.batch_tokens, device).loss();
+    result.loss =
+        teacher_forced_loss(model, split.examples, config.decode.batch_tokens, device).loss();
   }
   result.perplexity = std::exp(result.loss);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

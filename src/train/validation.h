@@ -13,11 +13,11 @@ namespace nmt {
 
 /// One validation: teacher-forced loss/perplexity and, if asked, BLEU of greedy translations.
 struct ValidationResult {
-  double loss = 0.0;                                    ///< nats per target token (no smoothing)
-  double perplexity = 0.0;                              ///< exp(loss)
+  double loss = 0.0;                                       ///< nats per target token (no smoothing)
+  double perplexity = 0.0;                                 ///< exp(loss)
   double bleu = std::numeric_limits<double>::quiet_NaN();  ///< corpus BLEU (sacreBLEU 13a), or NaN
   double chrf = std::numeric_limits<double>::quiet_NaN();  ///< corpus chrF2, or NaN
-  double seconds = 0.0;                                 ///< wall-clock of the validation
+  double seconds = 0.0;                                    ///< wall-clock of the validation
 
   /// The value of `metric` ("bleu" or "loss") and whether larger is better.
   double metric(const std::string& name) const { return name == "bleu" ? bleu : loss; }
