@@ -14,7 +14,7 @@ void tune_runtime(char** argv) {
     execv("/proc/self/exe", argv);    // returns only on failure: then carry on as we are
   }
   const char* malloc_mb = std::getenv("NMT_MALLOC_THRESHOLD_MB");  // 0: glibc's defaults
-  const long mb = malloc_mb != nullptr ? std::atol(malloc_mb) : 256;
+  const long mb = malloc_mb != nullptr ? std::atol(malloc_mb) : 32;
   if (mb > 0) {
     mallopt(M_MMAP_THRESHOLD, int(mb * 1024 * 1024));
     mallopt(M_TRIM_THRESHOLD, int(4 * mb * 1024 * 1024));
