@@ -72,6 +72,22 @@ TEST(Config, OverridesParseValuesAndBareStrings) {
   test::expect_error([&] { apply_overrides(config, {"train.lrr=1"}); }, "unknown key 'lrr'");
 }
 
+TEST(Config, ListsReadFromArraysOrCommaSeparatedStrings) {
+  Config config;
+  apply_overrides(config, {"train.monitor_splits=test_2016_flickr,test_2017_flickr"});
+  EXPECT_EQ(config.train.monitor_splits,
+            (std::vector<std::string>{"test_2016_flickr", "test_2017_flickr"}));
+  apply_overrides(config, {R"(train.monitor_splits=["val"])"});
+  EXPECT_EQ(config.train.monitor_splits, std::vector<std::string>{"val"});
+  EXPECT_EQ(config_from_json(config_to_json(config), "x").train.monitor_splits,
+            std::vector<std::string>{"val"});
+  nlohmann::json json = {{"train", {{"monitor_splits", {1, 2}}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); },
+                     "train.monitor_splits: expected a list of strings, got element 1");
+  test::expect_error([&] { apply_overrides(config, {"train.monitor_splits=../secret"}); },
+                     "is not a split name");
+}
+
 TEST(Config, LoadReportsFileAndParseErrors) {
   const auto dir = test::temp_dir("config_bad");
   test::expect_error([&] { load_config(dir / "missing.json"); }, "missing.json: cannot open");

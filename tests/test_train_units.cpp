@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "model/dropout.h"
 #include "train/loss.h"
 #include "train/schedule.h"
 #include "train/validation.h"
@@ -40,6 +41,80 @@ TEST(Loss, LabelSmoothingMatchesTheDefinition) {
   EXPECT_NEAR(sums.nll.item<double>(), nll.item<double>(), 1e-5);
   EXPECT_NEAR(label_smoothed_cross_entropy(logits, targets, 0.0).loss.item<double>(),
               nll.item<double>(), 1e-5);
+}
+
+// The fused CPU kernel against the composite ATen version: values and gradients, fp32 and bf16
+// logits, rows longer than the kernel's 16 lanes with a ragged tail, and extreme logits.
+TEST(Loss, FusedKernelMatchesTheReference) {
+  torch::manual_seed(3);
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    for (const double eps : {0.0, 0.1}) {
+      auto base = 4.0 * torch::randn({37, 1003});
+      base[5][17] = 80.0;  // a dominant logit must not overflow
+      base[6].fill_(-60.0);
+      const auto targets = torch::randint(0, 1003, {37}, torch::kLong);
+      const auto fused_in = base.to(dtype).requires_grad_(true);
+      const auto reference_in = base.to(dtype).to(torch::kFloat).requires_grad_(true);
+      const auto fused = label_smoothed_cross_entropy(fused_in, targets, eps);
+      const auto reference = label_smoothed_cross_entropy_reference(reference_in, targets, eps);
+      EXPECT_NEAR(fused.loss.item<double>(), reference.loss.item<double>(),
+                  1e-5 * std::abs(reference.loss.item<double>()));
+      EXPECT_NEAR(fused.nll.item<double>(), reference.nll.item<double>(),
+                  1e-5 * std::abs(reference.nll.item<double>()));
+      (fused.loss / 37.0).backward();
+      (reference.loss / 37.0).backward();
+      ASSERT_EQ(fused_in.grad().scalar_type(), dtype);
+      const double tolerance = dtype == torch::kFloat ? 1e-6 : 2e-4;
+      EXPECT_LT(
+          (fused_in.grad().to(torch::kFloat) - reference_in.grad()).abs().max().item<double>(),
+          tolerance);
+    }
+  }
+}
+
+TEST(Loss, FusedKernelRejectsOutOfRangeTargets) {
+  const auto logits = torch::zeros({2, 5});
+  EXPECT_THROW(label_smoothed_cross_entropy(logits, torch::tensor({0, 5}, torch::kLong), 0.1),
+               c10::Error);
+}
+
+TEST(Dropout, KeepsTheRightFractionAndScales) {
+  torch::manual_seed(0);
+  const auto x = torch::ones({1000, 1001});
+  const auto y = hash_dropout(x, 0.3, 12345);
+  const auto kept = y.ne(0).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(kept, 0.7, 0.003);
+  EXPECT_NEAR(y.max().item<double>(), 1.0 / 0.7, 1e-6);
+  EXPECT_NEAR(y.mean().item<double>(), 1.0, 0.005);  // inverted dropout keeps the expectation
+  // Neighbouring elements are independent: P(both kept) = 0.49.
+  const auto a = y.reshape(-1).slice(0, 0, -1).ne(0), b = y.reshape(-1).slice(0, 1).ne(0);
+  EXPECT_NEAR(a.logical_and(b).to(torch::kDouble).mean().item<double>(), 0.49, 0.004);
+  // Another seed gives another mask; the same seed the same mask.
+  EXPECT_FALSE(torch::equal(y, hash_dropout(x, 0.3, 54321)));
+  EXPECT_TRUE(torch::equal(y, hash_dropout(x, 0.3, 12345)));
+}
+
+TEST(Dropout, GradientUsesTheForwardMask) {
+  const auto x = torch::randn({64, 33}).requires_grad_(true);
+  const auto y = hash_dropout(x, 0.25, 7);
+  const auto upstream = torch::randn({64, 33});
+  (y * upstream).sum().backward();
+  const auto mask = y.ne(0).to(torch::kFloat);
+  EXPECT_TRUE(torch::allclose(x.grad(), upstream * mask / 0.75));
+}
+
+TEST(Dropout, IdentityInEvalModeAndReproducibleInTraining) {
+  Dropout dropout(0.5);
+  const auto x = torch::randn({8, 16}, torch::kBFloat16);
+  dropout->eval();
+  EXPECT_TRUE(torch::equal(dropout->forward(x), x));
+  dropout->train();
+  torch::manual_seed(9);
+  const auto first = dropout->forward(x);
+  EXPECT_EQ(first.scalar_type(), torch::kBFloat16);
+  torch::manual_seed(9);
+  EXPECT_TRUE(torch::equal(first, dropout->forward(x)));
+  EXPECT_FALSE(torch::equal(first, dropout->forward(x)));
 }
 
 TEST(Validation, MetricDirection) {

@@ -30,6 +30,26 @@ void assign(T& field, const json& value, const std::string& where) {
       throw Error(where + ": expected an integer, got " + type_name_of(value) + " " + value.dump());
     }
     field = value.get<T>();
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    // A list of strings: a JSON array, or one string of comma-separated items (handy in --set).
+    field.clear();
+    if (value.is_string()) {
+      std::stringstream items(value.get<std::string>());
+      for (std::string item; std::getline(items, item, ',');) {
+        if (!item.empty()) field.push_back(item);
+      }
+      return;
+    }
+    if (!value.is_array()) {
+      throw Error(where + ": expected a list of strings, got " + type_name_of(value) + " " +
+                  value.dump());
+    }
+    for (const auto& item : value) {
+      if (!item.is_string()) {
+        throw Error(where + ": expected a list of strings, got element " + item.dump());
+      }
+      field.push_back(item.get<std::string>());
+    }
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number()) {
       throw Error(where + ": expected a number, got " + type_name_of(value) + " " + value.dump());
@@ -189,12 +209,19 @@ void TrainConfig::validate() const {
   }
   check_min("train.log_every", log_every, 1);
   check_min("train.validate_every", validate_every, 0);
+  check_min("train.valid_max_len_offset", valid_max_len_offset, 1);
   check_choice("train.metric", metric, {"bleu", "loss"});
   if (metric == "bleu" && !valid_bleu) {
     throw Error("train.metric = 'bleu' needs train.valid_bleu = true (or use train.metric = loss)");
   }
   check_min("train.patience", patience, 0);
   check_min("train.keep_checkpoints", keep_checkpoints, 0);
+  for (const auto& split : monitor_splits) {
+    if (split.empty() || split.find('/') != std::string::npos) {
+      throw Error("train.monitor_splits: '" + split +
+                  "' is not a split name (a file stem in data.dir, e.g. test_2016_flickr)");
+    }
+  }
 }
 
 std::filesystem::path TrainConfig::resolved_run_dir() const {
@@ -296,6 +323,9 @@ void apply_override(Config& config, const std::string& assignment) {
                 "' (known: model, data, train, decode)");
   }
   if (patch[section].contains(key) && patch[section][key].is_string()) value = text;
+  if (patch[section].contains(key) && patch[section][key].is_array() && !value.is_array()) {
+    value = text;  // train.monitor_splits=a,b
+  }
   patch[section][key] = value;
   config = config_from_json(patch, "--set " + assignment);
 }

@@ -93,12 +93,18 @@ struct TrainConfig {
   int64_t max_steps = 0;                  ///< stop after this many optimizer steps; 0 = no limit
   double max_minutes = 0.0;               ///< stop after this much training time; 0 = no limit
   int64_t log_every = 50;                 ///< steps between log lines / metrics records
-  int64_t validate_every = 0;             ///< also validate every N steps; 0 = only at epoch ends
+  int64_t validate_every = 0;             ///< validate every N steps; 0 = at every epoch's end
   bool validate_at_start = false;         ///< validate once before the first step
   bool valid_bleu = true;                 ///< decode the validation set greedily for BLEU
-  std::string metric = "bleu";            ///< early stopping / best checkpoint metric: bleu | loss
+  /// Validation's output limit: source length + this (an untrained model babbles to the limit,
+  /// so decode.max_len_offset would make early validations many times slower).
+  int64_t valid_max_len_offset = 16;
+  std::string metric = "bleu";   ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;          ///< validations without improvement before stopping; 0 = off
   int64_t keep_checkpoints = 5;  ///< step checkpoints kept for averaging (besides last and best)
+  /// Extra splits of data.dir (e.g. test_2016_flickr) whose greedy BLEU/chrF are logged at every
+  /// validation, to see how fast a run gets somewhere; never used to pick checkpoints or stop.
+  std::vector<std::string> monitor_splits;
 
   template <class F>
   void fields(F&& f) {
@@ -110,8 +116,9 @@ struct TrainConfig {
     f("accum_steps", accum_steps), f("max_epochs", max_epochs), f("max_steps", max_steps);
     f("max_minutes", max_minutes), f("log_every", log_every);
     f("validate_every", validate_every), f("validate_at_start", validate_at_start);
-    f("valid_bleu", valid_bleu), f("metric", metric), f("patience", patience);
-    f("keep_checkpoints", keep_checkpoints);
+    f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
+        f("metric", metric), f("patience", patience);
+    f("keep_checkpoints", keep_checkpoints), f("monitor_splits", monitor_splits);
   }
   void validate() const;
   /// The run directory this config resolves to.

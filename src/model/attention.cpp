@@ -26,7 +26,7 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t d_model, int64_t n_heads,
       fc_k(register_module("fc_k", torch::nn::Linear(d_model, d_model))),
       fc_v(register_module("fc_v", torch::nn::Linear(d_model, d_model))),
       fc_o(register_module("fc_o", torch::nn::Linear(d_model, d_model))),
-      dropout(register_module("dropout", torch::nn::Dropout(dropout_p))),
+      dropout(register_module("dropout", Dropout(dropout_p))),
       n_heads_(n_heads),
       head_dim_(checked_head_dim(d_model, n_heads)),
       dropout_p_(dropout_p) {}

@@ -3,8 +3,9 @@
 #include <tuple>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
+
+#include "model/dropout.h"
 
 namespace nmt {
 
@@ -41,7 +42,7 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   int64_t head_dim() const { return head_dim_; }
 
   torch::nn::Linear fc_q{nullptr}, fc_k{nullptr}, fc_v{nullptr}, fc_o{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [b, len, d] -> [b, heads, len, head_dim]

@@ -39,7 +39,7 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
       self_attention_norm(register_module("self_attention_norm", layer_norm(config.d_model))),
       cross_attention_norm(register_module("cross_attention_norm", layer_norm(config.d_model))),
       feedforward_norm(register_module("feedforward_norm", layer_norm(config.d_model))),
-      dropout(register_module("dropout", torch::nn::Dropout(config.dropout))),
+      dropout(register_module("dropout", Dropout(config.dropout))),
       pre_norm_(config.norm == "pre") {}
 
 std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::cross_and_feedforward(

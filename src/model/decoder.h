@@ -53,7 +53,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   PositionwiseFeedforward feedforward{nullptr};
   torch::nn::LayerNorm self_attention_norm{nullptr}, cross_attention_norm{nullptr},
       feedforward_norm{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   /// The cross-attention and feed-forward sublayers shared by forward() and step().

@@ -23,7 +23,7 @@ at::Tensor sinusoidal_positions(int64_t len, int64_t d_model) {
 EmbeddingsImpl::EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len,
                                const std::string& positions, double dropout_p,
                                torch::nn::Embedding shared)
-    : dropout(register_module("dropout", torch::nn::Dropout(dropout_p))),
+    : dropout(register_module("dropout", Dropout(dropout_p))),
       d_model_(d_model),
       max_len_(max_len) {
   tokens = shared ? shared : register_module("tokens", torch::nn::Embedding(vocab_size, d_model));

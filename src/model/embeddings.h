@@ -3,8 +3,9 @@
 #include <string>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
+
+#include "model/dropout.h"
 
 namespace nmt {
 
@@ -29,7 +30,7 @@ class EmbeddingsImpl : public torch::nn::Module {
 
   torch::nn::Embedding tokens{nullptr};
   torch::nn::Embedding learned{nullptr};  ///< learned positions, or null
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   at::Tensor sinusoid_;  ///< buffer [max_len, d_model] when positions are sinusoidal

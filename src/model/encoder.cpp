@@ -16,7 +16,7 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
                           torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})))),
       feedforward_norm(register_module(
           "feedforward_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})))),
-      dropout(register_module("dropout", torch::nn::Dropout(config.dropout))),
+      dropout(register_module("dropout", Dropout(config.dropout))),
       pre_norm_(config.norm == "pre") {}
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& src_mask) {

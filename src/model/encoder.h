@@ -23,7 +23,7 @@ class EncoderLayerImpl : public torch::nn::Module {
   MultiHeadAttention self_attention{nullptr};
   PositionwiseFeedforward feedforward{nullptr};
   torch::nn::LayerNorm self_attention_norm{nullptr}, feedforward_norm{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   bool pre_norm_;

@@ -9,7 +9,7 @@ PositionwiseFeedforwardImpl::PositionwiseFeedforwardImpl(int64_t d_model, int64_
                                                          const std::string& activation)
     : fc_1(register_module("fc_1", torch::nn::Linear(d_model, d_ff))),
       fc_2(register_module("fc_2", torch::nn::Linear(d_ff, d_model))),
-      dropout(register_module("dropout", torch::nn::Dropout(dropout_p))),
+      dropout(register_module("dropout", Dropout(dropout_p))),
       gelu_(activation == "gelu") {
   if (activation != "relu" && activation != "gelu") {
     throw Error("PositionwiseFeedforward: activation '" + activation + "' is not relu or gelu");

@@ -3,8 +3,9 @@
 #include <string>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
+
+#include "model/dropout.h"
 
 namespace nmt {
 
@@ -19,7 +20,7 @@ class PositionwiseFeedforwardImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x);
 
   torch::nn::Linear fc_1{nullptr}, fc_2{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 
  private:
   bool gelu_;

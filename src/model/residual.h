@@ -1,7 +1,8 @@
 #pragma once
 
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
+
+#include "model/dropout.h"
 
 namespace nmt {
 
@@ -9,7 +10,7 @@ namespace nmt {
 /// norm(x + dropout(f(x))). Pre-norm (Xiong et al. 2020): x + dropout(f(norm(x))).
 /// The residual stream stays in x's dtype (fp32 under bf16 autocast: LayerNorm needs it).
 template <class F>
-at::Tensor residual(const at::Tensor& x, torch::nn::LayerNorm& norm, torch::nn::Dropout& dropout,
+at::Tensor residual(const at::Tensor& x, torch::nn::LayerNorm& norm, Dropout& dropout,
                     bool pre_norm, F&& sublayer) {
   if (pre_norm) return x + dropout->forward(sublayer(norm->forward(x))).to(x.scalar_type());
   return norm->forward(x + dropout->forward(sublayer(x)).to(x.scalar_type()));

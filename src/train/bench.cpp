@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include "core/device.h"
@@ -53,10 +54,15 @@ TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::
   TrainBenchResult result;
   {
     config.train.max_steps = warmup;
-    if (warmup > 0) Trainer(config, false, quiet).run();
+    if (warmup > 0) Trainer(config, false, quiet).run(/*final_validation=*/false);
     config.train.max_steps = warmup + steps;
     Trainer trainer(config, warmup > 0, quiet);
-    const TrainSummary summary = trainer.run();
+    std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+    if (const char* path = std::getenv("NMT_PROFILE")) {
+      profile = std::make_unique<torch::autograd::profiler::RecordProfile>(std::string(path));
+    }
+    const TrainSummary summary = trainer.run(/*final_validation=*/false);
+    profile.reset();
     result.tokens_per_second = summary.tokens_per_second;
     result.flops_per_second = summary.flops_per_second;
   }

@@ -15,7 +15,14 @@ struct LossSums {
 ///   loss = (1 - ε)·(-log p_y) + ε/V·Σ_v(-log p_v).
 /// logits [n, vocab] (any float dtype; computed in fp32), targets [n] int64. Padding positions
 /// must already be excluded (the trainer selects non-pad positions before the projection).
+/// On CPU (fp32 or bf16 logits) a fused kernel computes the loss and its gradient in a few
+/// passes over the logits; elsewhere this is label_smoothed_cross_entropy_reference.
 LossSums label_smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& targets,
                                       double epsilon);
+
+/// The composite ATen version (log_softmax, gather, mean): any device; the fused kernel is
+/// tested against it.
+LossSums label_smoothed_cross_entropy_reference(const at::Tensor& logits, const at::Tensor& targets,
+                                                double epsilon);
 
 }  // namespace nmt

@@ -52,6 +52,9 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   valid_ = load_split(config_.data, config_.data.valid_split, *tokenizer_);
   log_->line(describe(config_.data.train_split, train_.stats));
   log_->line(describe(config_.data.valid_split, valid_.stats));
+  for (const auto& split : config_.train.monitor_splits) {
+    monitors_.emplace_back(split, load_split(config_.data, split, *tokenizer_));
+  }
   set_up_model(resume);
   save_config(config_, run_dir_ / "config.json");
   log_->line(describe_device(device_) + ", precision " + config_.train.precision + ", " +

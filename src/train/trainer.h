@@ -41,8 +41,9 @@ class Trainer {
   ~Trainer();
 
   /// Runs until a limit, early stopping or an interrupt; returns how it ended. A non-finite
-  /// loss is an nmt::Error (the last good checkpoint stays in place).
-  TrainSummary run();
+  /// loss is an nmt::Error (the last good checkpoint stays in place). A run stopped by a limit
+  /// validates its final weights unless `final_validation` is false (benchmarks).
+  TrainSummary run(bool final_validation = true);
 
   const Config& config() const { return config_; }
   Seq2Seq& model() { return model_; }
@@ -65,6 +66,7 @@ class Trainer {
   std::optional<Tokenizer> tokenizer_;
   EncodedSplit train_;
   EncodedSplit valid_;
+  std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
   Seq2Seq model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   TrainingState state_;

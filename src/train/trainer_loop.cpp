@@ -59,7 +59,7 @@ bool console_is_terminal(const std::ostream& out) {
 
 }  // namespace
 
-TrainSummary Trainer::run() {
+TrainSummary Trainer::run(bool final_validation) {
   TrainSummary summary;
   summary.run_dir = run_dir_;
   window_->seconds_before = state_.train_seconds;
@@ -72,6 +72,12 @@ TrainSummary Trainer::run() {
       break;
     }
     train_epoch(summary);
+  }
+  // A run that ends on a limit validates its final weights too (they may be the best, and they
+  // belong with the step checkpoints that get averaged); an interrupted run just saves.
+  if (final_validation && !summary.interrupted && window_->last_validated != state_.step &&
+      state_.step > 0) {
+    run_validation(summary);
   }
   save(run_dir_ / "last.pt", /*with_optimizer=*/true);
   summary.steps = state_.step;
@@ -123,7 +129,9 @@ void Trainer::train_epoch(TrainSummary& summary) {
   if (size_t(state_.batch_in_epoch) < batches.size()) return;  // stopped inside the epoch
   state_.epoch += 1;
   state_.batch_in_epoch = 0;
-  if (window_->last_validated != state_.step) run_validation(summary);
+  if (config_.train.validate_every == 0 && window_->last_validated != state_.step) {
+    run_validation(summary);
+  }
 }
 
 double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
@@ -221,29 +229,38 @@ bool Trainer::limit_reached(TrainSummary& summary) {
 }
 
 void Trainer::run_validation(TrainSummary& summary) {
+  const auto or_null = [](double v) {
+    return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+  };
   const ValidationResult result = validate(model_, *tokenizer_, valid_, config_, device_);
+  nlohmann::json record = {{"kind", "valid"},
+                           {"step", state_.step},
+                           {"epoch", state_.epoch},
+                           {"loss", result.loss},
+                           {"ppl", result.perplexity},
+                           {"bleu", or_null(result.bleu)},
+                           {"chrf", or_null(result.chrf)}};
+  std::string monitored;
+  for (const auto& [name, split] : monitors_) {
+    const ValidationResult other = validate(model_, *tokenizer_, split, config_, device_);
+    record["bleu_" + name] = or_null(other.bleu);
+    record["chrf_" + name] = or_null(other.chrf);
+    record["loss_" + name] = other.loss;
+    monitored += " | " + name + " BLEU " + fixed(other.bleu, 2);
+  }
   model_->train();
   window_->last_validated = state_.step;
   const double metric = result.metric(config_.train.metric);
   const bool best = improves(config_.train.metric, metric, state_.best_metric);
-  const auto or_null = [](double v) {
-    return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
-  };
-  log_->metrics({{"kind", "valid"},
-                 {"step", state_.step},
-                 {"epoch", state_.epoch},
-                 {"loss", result.loss},
-                 {"ppl", result.perplexity},
-                 {"bleu", or_null(result.bleu)},
-                 {"chrf", or_null(result.chrf)},
-                 {"seconds", result.seconds},
-                 {"elapsed_s", state_.train_seconds}});
+  record["seconds"] = result.seconds;
+  record["elapsed_s"] = state_.train_seconds;
+  log_->metrics(record);
   say("valid step " + std::to_string(state_.step) + " | loss " + fixed(result.loss, 4) + " | ppl " +
       fixed(result.perplexity, 2) +
       (std::isnan(result.bleu)
            ? ""
            : " | BLEU " + fixed(result.bleu, 2) + " | chrF " + fixed(result.chrf, 2)) +
-      " | " + fixed(result.seconds, 1) + " s" + (best ? " | new best" : ""));
+      monitored + " | " + fixed(result.seconds, 1) + " s" + (best ? " | new best" : ""));
   if (best) {
     state_.best_metric = metric;
     state_.best_step = state_.step;

@@ -22,6 +22,7 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
     DecodeConfig greedy = config.decode;  // validation BLEU is always greedy (fast, comparable)
     greedy.beam = 1;
     greedy.nbest = 1;
+    greedy.max_len_offset = config.train.valid_max_len_offset;
     Translator translator(model, tokenizer, greedy, device);
     translator.set_log(nullptr);
     const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text});
