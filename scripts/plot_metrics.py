@@ -3,12 +3,15 @@
 
 Each line of metrics.jsonl is one JSON object:
   {"kind": "train", "step", "epoch", "loss", "ppl", "lr", "tokens_per_s", "elapsed_s"}
-  {"kind": "valid", "step", "epoch", "loss", "ppl", "bleu" (number or null), "elapsed_s"}
+  {"kind": "valid", "step", "epoch", "loss", "ppl", "bleu" (number or null), "elapsed_s",
+   and "bleu_<split>" for each of train.monitor_splits}
 Other kinds are ignored. The figure has three panels sharing the step axis: train and valid
-loss, valid perplexity, valid BLEU (best point marked). The top axis shows elapsed minutes.
+loss, valid perplexity, valid BLEU (best point marked) and the monitored splits' BLEU (dashed).
+The top axis shows elapsed minutes. For each BLEU series the script prints when it first
+reached --target (default 35): step and minutes of training.
 
 Usage:
-  scripts/plot_metrics.py RUN_DIR/metrics.jsonl [--output FILE.png] [--title TEXT]
+  scripts/plot_metrics.py RUN_DIR/metrics.jsonl [--output FILE.png] [--title TEXT] [--target B]
 The default output is the input path with .png (RUN_DIR/metrics.png). Needs Debian's
 python3-matplotlib; run it with /usr/bin/python3. Exits 1 with one line on stderr for a
 missing, empty or malformed file.
@@ -149,8 +152,32 @@ def plot_bleu(ax, valid, to_minutes):
         right_half = best_step > (min(s for s, _ in scored) + max(s for s, _ in scored)) / 2
         ax.annotate(note, (best_step, best), textcoords="offset points",
                     xytext=(-8 if right_half else 8, -16), ha="right" if right_half else "left")
-    ax.set_ylabel("valid BLEU")
+    for key in monitored_keys(valid):
+        ax.plot(steps, column(valid, key), ls="--", marker=".", ms=3,
+                label=key[len("bleu_"):] + " (greedy)")
+    if scored and monitored_keys(valid):
+        ax.plot([], [], color="tab:green", marker="o", ms=3, label="val (greedy)")
+        ax.legend(loc="lower right")
+    ax.set_ylabel("BLEU")
     ax.set_xlabel("step")
+
+
+def monitored_keys(valid):
+    """The bleu_<split> keys of the valid records (train.monitor_splits), in first-seen order."""
+    keys = []
+    for record in valid:
+        keys += [k for k in record if k.startswith("bleu_") and k not in keys]
+    return keys
+
+
+def first_reached(valid, key, target):
+    """(step, elapsed minutes or None) of the first valid record whose `key` >= target."""
+    for record in valid:
+        value = record.get(key)
+        if is_number(value) and value >= target:
+            elapsed = record.get("elapsed_s")
+            return record["step"], elapsed / 60 if is_number(elapsed) else None
+    return None
 
 
 def plot(train, valid, output, title):
@@ -180,6 +207,8 @@ def main():
     parser.add_argument("--output", "-o", type=Path,
                         help="PNG to write (default: the input path with .png)")
     parser.add_argument("--title", help="figure title (default: the run directory's name)")
+    parser.add_argument("--target", type=float, default=35.0,
+                        help="report when each BLEU series first reached this (default 35)")
     args = parser.parse_args()
     output = args.output or args.metrics.with_suffix(".png")
     title = args.title or args.metrics.resolve().parent.name
@@ -190,6 +219,14 @@ def main():
         print(f"plot_metrics: error: {e}", file=sys.stderr)
         return 1
     print(f"wrote {output} ({len(train)} train, {len(valid)} valid records)")
+    for key in ["bleu"] + monitored_keys(valid):
+        name = "val" if key == "bleu" else key[len("bleu_"):]
+        reached = first_reached(valid, key, args.target)
+        if reached is None:
+            print(f"{name}: greedy BLEU never reached {args.target:g}")
+        else:
+            minutes = "" if reached[1] is None else f", {reached[1]:.1f} min of training"
+            print(f"{name}: greedy BLEU first >= {args.target:g} at step {reached[0]}{minutes}")
     return 0
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job, from a fresh machine: set up, fetch Multi30k, train the default English→German
-# config, evaluate the best checkpoint on test_2016_flickr, plot the training curves.
+# config, average its last step checkpoints, evaluate that on test_2016_flickr (and the other
+# test sets and val: EVAL_SPLITS), write results.json, plot the training curves.
 # Re-running continues an interrupted run (Ctrl-C saves; this script resumes).
 #
 #   scripts/run.sh                                  # configs/multi30k_en_de.json
@@ -20,5 +21,14 @@ if [[ -f "$run_dir/last.pt" ]]; then
 else
   build/nmt train --config "$config" "$@"
 fi
-build/nmt evaluate --checkpoint "$run_dir" --split test_2016_flickr
+# Average the last (up to) AVERAGE step checkpoints (numeric order: step_250 before step_1000).
+mapfile -t steps < <(ls -1v "$run_dir"/step_*.pt 2>/dev/null | tail -n "${AVERAGE:-5}")
+checkpoint=$run_dir/best.pt
+if ((${#steps[@]} > 1)); then
+  build/nmt average --output "$run_dir/averaged.pt" "${steps[@]}"
+  checkpoint=$run_dir/averaged.pt
+fi
+build/nmt evaluate --checkpoint "$checkpoint" \
+  --split "${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}" \
+  --json "$run_dir/results.json"
 /usr/bin/python3 scripts/plot_metrics.py "$run_dir/metrics.jsonl" || true

@@ -1,5 +1,6 @@
 // nmt bench <benchmark>: speed measurements. Each benchmark is one entry of kBenchmarks; `decode`
 // compares the tutorial's decoding loop with batched cached greedy and beam search.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -100,7 +101,34 @@ int run_bench_train(int argc, char** argv) {
   return 0;
 }
 
+int run_bench_matmul(int argc, char** argv) {
+  cxxopts::Options options(argv[0],
+                           "This machine's matmul ceiling: GFLOP/s of square fp32 and bf16 "
+                           "matrix products at several sizes (nmt bench train compares the "
+                           "model's FLOP/s with the best of each column).\n\n"
+                           "  nmt bench matmul --threads 2\n");
+  options.add_options()("threads", "CPU threads (0: one per core)",
+                        cxxopts::value<int64_t>()->default_value("0"), "N");
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  configure_threads(args["threads"].as<int64_t>());
+  std::printf("%s\n%8s %12s %12s\n", describe_device(at::kCPU).c_str(), "n", "fp32 GFLOP/s",
+              "bf16 GFLOP/s");
+  double best_fp32 = 0.0, best_bf16 = 0.0;
+  for (const int64_t n : kCeilingSizes) {
+    const int64_t iterations = std::max<int64_t>(2, 20 * 1024 / n);
+    const double fp32 = matmul_gflops(n, "fp32", iterations);
+    const double bf16 = matmul_gflops(n, "bf16", iterations);
+    best_fp32 = std::max(best_fp32, fp32);
+    best_bf16 = std::max(best_bf16, bf16);
+    std::printf("%8lld %12.1f %12.1f\n", static_cast<long long>(n), fp32, bf16);
+  }
+  std::printf("%8s %12.1f %12.1f\n", "ceiling", best_fp32, best_bf16);
+  return 0;
+}
+
 const std::vector<Benchmark> kBenchmarks = {
+    {"matmul", "this machine's fp32/bf16 matmul ceiling (GFLOP/s)", run_bench_matmul},
     {"decode", "naive vs batched cached greedy vs beam search", run_bench_decode},
     {"train", "training throughput (tokens/s, FLOP/s vs the matmul ceiling)", run_bench_train},
 };

@@ -3,7 +3,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -25,18 +28,25 @@ struct TestSet {
   fs::path ref_file;
 };
 
-TestSet test_set(const cxxopts::ParseResult& args, const DataConfig& data) {
+/// The test sets the options name: each of --split a,b,... or the --src/--ref pair.
+std::vector<TestSet> test_sets(const cxxopts::ParseResult& args, const DataConfig& data) {
   const bool split = args.count("split") > 0;
   const bool files = args.count("src") > 0 || args.count("ref") > 0;
-  if (split == files) throw Error("give either --split NAME or both --src FILE and --ref FILE");
+  if (split == files) throw Error("give either --split NAME[,NAME...] or both --src and --ref");
+  std::vector<TestSet> sets;
   if (split) {
-    const auto name = args["split"].as<std::string>();
-    return {name, split_file(data.dir, name, data.src_lang),
-            split_file(data.dir, name, data.tgt_lang)};
+    std::stringstream names(args["split"].as<std::string>());
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name.empty()) continue;
+      sets.push_back({name, split_file(data.dir, name, data.src_lang),
+                      split_file(data.dir, name, data.tgt_lang)});
+    }
+    if (sets.empty()) throw Error("--split: no split named (e.g. --split test_2016_flickr)");
+    return sets;
   }
   if (!args.count("src") || !args.count("ref")) throw Error("--src and --ref go together");
   const fs::path src = args["src"].as<std::string>();
-  return {src.stem().string(), src, args["ref"].as<std::string>()};
+  return {{src.stem().string(), src, args["ref"].as<std::string>()}};
 }
 
 void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
@@ -52,6 +62,9 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
       report.loss.loss(), report.loss.perplexity(), static_cast<long long>(report.loss.tokens));
   std::cout << report.bleu.to_string() << "\n  signature: " << report.bleu.signature << "\n"
             << report.chrf.to_string() << "\n  signature: " << report.chrf.signature << "\n";
+  if (report.bleu.signature != report.bleu_lowercase.signature) {
+    std::cout << "lowercased " << report.bleu_lowercase.to_string() << "\n";
+  }
   std::printf(
       "decoding (%s, beam %lld, alpha %.2f): %zu sentences in %.2f s = %.1f "
       "sentences/s, %.0f target tokens/s\n",
@@ -72,11 +85,14 @@ int run_evaluate(int argc, char** argv) {
   add_decode_options(options);
   // clang-format off
   options.add_options("test set")
-      ("split", "split of data.dir, e.g. test_2016_flickr", cxxopts::value<std::string>(), "NAME")
+      ("split", "split(s) of data.dir, comma-separated, e.g. test_2016_flickr,val",
+       cxxopts::value<std::string>(), "NAME")
       ("src", "source file (with --ref)", cxxopts::value<std::string>(), "FILE")
       ("ref", "reference file (with --src)", cxxopts::value<std::string>(), "FILE")
       ("lowercase", "case-insensitive BLEU and chrF")
-      ("output", "hypotheses file (default: <checkpoint dir>/hyp.<split>.<tgt_lang>)",
+      ("output", "hypotheses file (default: <checkpoint dir>/hyp.<split>.<tgt_lang>; one test "
+       "set only)", cxxopts::value<std::string>(), "FILE")
+      ("json", "also write the scores of every test set to this JSON file",
        cxxopts::value<std::string>(), "FILE")
       ("set", "override a config key: section.key=value (data.*, decode.*; repeatable)",
        cxxopts::value<std::vector<std::string>>());
@@ -85,23 +101,51 @@ int run_evaluate(int argc, char** argv) {
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args, overrides_from_args(args));
   const Config& config = session.loaded.config;
-  const TestSet set = test_set(args, config.data);
-  const ParallelText text = read_parallel(set.src_file, set.ref_file);
-  std::printf("checkpoint %s (step %lld), %s, %s: %zu sentences, %s -> %s\n",
-              session.checkpoint.string().c_str(),
-              static_cast<long long>(session.loaded.state.step),
-              describe_device(session.device).c_str(), set.name.c_str(), text.size(),
-              config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
-  std::fflush(stdout);
-
-  const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
-  print_report(report, set, session.translator->config());
-  const fs::path hyp_file =
-      args.count("output")
-          ? fs::path(args["output"].as<std::string>())
-          : session.checkpoint.parent_path() / ("hyp." + set.name + "." + config.data.tgt_lang);
-  write_lines(hyp_file, report.hypotheses);
-  std::cout << "hypotheses written to " << hyp_file.string() << "\n";
+  const std::vector<TestSet> sets = test_sets(args, config.data);
+  if (args.count("output") && sets.size() > 1) {
+    throw Error("--output names one hypotheses file: give one --split (or drop --output)");
+  }
+  const DecodeConfig& decode = session.translator->config();
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& set : sets) {
+    const ParallelText text = read_parallel(set.src_file, set.ref_file);
+    std::printf("checkpoint %s (step %lld), %s, %s: %zu sentences, %s -> %s\n",
+                session.checkpoint.string().c_str(),
+                static_cast<long long>(session.loaded.state.step),
+                describe_device(session.device).c_str(), set.name.c_str(), text.size(),
+                config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
+    std::fflush(stdout);
+    const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
+    print_report(report, set, decode);
+    const fs::path hyp_file =
+        args.count("output")
+            ? fs::path(args["output"].as<std::string>())
+            : session.checkpoint.parent_path() / ("hyp." + set.name + "." + config.data.tgt_lang);
+    write_lines(hyp_file, report.hypotheses);
+    std::cout << "hypotheses written to " << hyp_file.string() << "\n";
+    results.push_back({{"test_set", set.name},
+                       {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
+                       {"checkpoint", session.checkpoint.string()},
+                       {"step", session.loaded.state.step},
+                       {"beam", decode.beam},
+                       {"length_penalty", decode.length_penalty},
+                       {"sentences", text.size()},
+                       {"bleu", report.bleu.score},
+                       {"bleu_lowercase", report.bleu_lowercase.score},
+                       {"chrf", report.chrf.score},
+                       {"loss", report.loss.loss()},
+                       {"perplexity", report.loss.perplexity()},
+                       {"sentences_per_s", report.sentences_per_second()},
+                       {"bleu_signature", report.bleu.signature},
+                       {"chrf_signature", report.chrf.signature}});
+  }
+  if (args.count("json")) {
+    const fs::path path = args["json"].as<std::string>();
+    std::ofstream out(path);
+    out << results.dump(2) << "\n";
+    if (!out.flush()) throw Error("cannot write " + path.string());
+    std::cout << "scores written to " << path.string() << "\n";
+  }
   return 0;
 }
 

@@ -73,6 +73,7 @@ EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& t
     }
   }
   report.bleu = corpus_bleu(report.hypotheses, text.tgt, lowercase);
+  report.bleu_lowercase = corpus_bleu(report.hypotheses, text.tgt, /*lowercase=*/true);
   report.chrf = corpus_chrf(report.hypotheses, text.tgt, lowercase);
   return report;
 }

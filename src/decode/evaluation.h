@@ -34,6 +34,7 @@ LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int
 struct EvaluationReport {
   LossStats loss;
   BleuScore bleu;
+  BleuScore bleu_lowercase;  ///< case-insensitive BLEU of the same hypotheses (always computed)
   ChrfScore chrf;
   std::vector<std::string> hypotheses;  ///< best translation per source line, in order
   double decode_seconds = 0.0;          ///< wall-clock of translation only

@@ -66,6 +66,7 @@ TrainSummary Trainer::run(bool final_validation) {
   window_->run_start = Clock::now();
   model_->train();
   if (config_.train.validate_at_start && state_.step == 0) run_validation(summary);
+  limit_reached(summary);  // resuming a finished run trains no further
   while (!stop_) {
     if (config_.train.max_epochs > 0 && state_.epoch >= config_.train.max_epochs) {
       summary.stop_reason = "max_epochs reached";
@@ -76,7 +77,7 @@ TrainSummary Trainer::run(bool final_validation) {
   // A run that ends on a limit validates its final weights too (they may be the best, and they
   // belong with the step checkpoints that get averaged); an interrupted run just saves.
   if (final_validation && !summary.interrupted && window_->last_validated != state_.step &&
-      state_.step > 0) {
+      window_->run_tokens > 0) {
     run_validation(summary);
   }
   save(run_dir_ / "last.pt", /*with_optimizer=*/true);
