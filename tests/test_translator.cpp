@@ -8,9 +8,14 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "data/corpus.h"
 #include "decode/search.h"
 #include "decode/translator.h"
 #include "decode_test_util.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "train/checkpoint.h"
 
 namespace nmt {
@@ -171,6 +176,36 @@ TEST(TranslateCli, MissingCheckpointIsOneClearLine) {
       run_nmt("translate --checkpoint " + (dir / "nope.pt").string() + " hello", "", dir);
   EXPECT_EQ(run.code, 2);
   EXPECT_EQ(run.err, "error: " + (dir / "nope.pt").string() + ": checkpoint not found\n");
+}
+
+TEST(EvaluateCli, SeveralSplitsInOneRunWithJsonScores) {
+  const auto dir = test::temp_dir("evaluate_cli");
+  auto model = test::fixture_model(7, /*eos_bias=*/2.0);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  const auto run =
+      run_nmt("evaluate --device cpu --checkpoint " + (dir / "m.pt").string() +
+                  " --split tiny_val,tiny --beam 2 --json " + (dir / "scores.json").string(),
+              "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::ifstream in(dir / "scores.json");
+  const auto scores = nlohmann::json::parse(in);
+  ASSERT_EQ(scores.size(), 2u);
+  for (const auto& [index, split] : {std::pair{0, "tiny_val"}, {1, "tiny"}}) {
+    const auto& entry = scores[index];
+    EXPECT_EQ(entry["test_set"], split);
+    EXPECT_EQ(entry["beam"], 2);
+    // The scores are those of the hypotheses written next to the checkpoint.
+    const auto hyps = read_lines(dir / ("hyp." + std::string(split) + ".de"));
+    const auto refs = read_lines(fs::path(NMT_FIXTURES_DIR) / (std::string(split) + ".de"));
+    EXPECT_NEAR(entry["bleu"].get<double>(), corpus_bleu(hyps, refs).score, 1e-9);
+    EXPECT_NEAR(entry["bleu_lowercase"].get<double>(), corpus_bleu(hyps, refs, true).score, 1e-9);
+    EXPECT_NEAR(entry["chrf"].get<double>(), corpus_chrf(hyps, refs).score, 1e-9);
+  }
+  EXPECT_EQ(run_nmt("evaluate --checkpoint " + (dir / "m.pt").string() +
+                        " --split tiny_val,tiny --output x.de",
+                    "", dir)
+                .code,
+            2);
 }
 
 TEST(BenchCli, UnknownBenchmarkNamesTheAvailableOnes) {
