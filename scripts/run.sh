@@ -14,7 +14,11 @@ config=${CONFIG:-configs/multi30k_en_de.json}
 
 scripts/setup.sh
 scripts/get_multi30k.sh
-name=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["train"]["name"])' "$config")
+# The run's name, and the decoding settings evaluation uses (the config's, even for a run
+# trained before they were tuned).
+read -r name beam alpha < <(/usr/bin/python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+print(c["train"]["name"], c.get("decode", {}).get("beam", 5), c.get("decode", {}).get("length_penalty", 0.6))' "$config")
 run_dir=checkpoints/$name
 if [[ -f "$run_dir/last.pt" ]]; then
   build/nmt train --resume "$run_dir" "$@"
@@ -28,7 +32,7 @@ if ((${#steps[@]} > 1)); then
   build/nmt average --output "$run_dir/averaged.pt" "${steps[@]}"
   checkpoint=$run_dir/averaged.pt
 fi
-build/nmt evaluate --checkpoint "$checkpoint" \
+build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
   --split "${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}" \
   --json "$run_dir/results.json"
 /usr/bin/python3 scripts/plot_metrics.py "$run_dir/metrics.jsonl" || true

@@ -171,7 +171,21 @@ TEST(Cli, SigintFinishesTheStepSavesAndExplainsHowToResume) {
   EXPECT_EQ(wait_exit_code(pid), 130);
   const std::string output = read_file(dir / "log");
   EXPECT_NE(output.find("resume with: nmt train --resume"), std::string::npos) << output;
-  EXPECT_GE(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, 3);
+  const int64_t stopped_at = load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step;
+  EXPECT_GE(stopped_at, 3);
+  // The printed command works as printed (RUN_DIR as a separate argument) and continues there.
+  const pid_t resumed = spawn_nmt({"train", "--resume", (dir / "run").string(), "--set",
+                                   "train.max_steps=" + std::to_string(stopped_at + 2)},
+                                  dir / "resume_log");
+  EXPECT_EQ(wait_exit_code(resumed), 0) << read_file(dir / "resume_log");
+  EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, stopped_at + 2);
+}
+
+TEST(Cli, StrayArgumentIsAnError) {
+  const auto dir = test::temp_dir("cli_stray");
+  const pid_t pid = spawn_nmt({"train", "--config", "x.json", "extra"}, dir / "log");
+  EXPECT_EQ(wait_exit_code(pid), 2);
+  EXPECT_EQ(read_file(dir / "log"), "error: unexpected argument 'extra' (see nmt train --help)\n");
 }
 
 TEST(Cli, BadConfigValueIsOneLineNamingTheKey) {

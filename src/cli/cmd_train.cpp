@@ -31,15 +31,18 @@ int run_train(int argc, char** argv) {
       "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n");
   add_config_options(options);
   options.add_options()(
-      "resume", "continue the run in RUN_DIR (or the config's run directory) from its last.pt",
-      cxxopts::value<std::string>()->implicit_value(""),
+      "resume", "continue the run in RUN_DIR from its last.pt (its config.json, then --set)",
+      cxxopts::value<std::string>(),
       "RUN_DIR")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
                  cxxopts::value<std::string>());
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const bool resume = args.count("resume") > 0;
-  const std::string resume_dir = resume ? args["resume"].as<std::string>() : "";
-  Config config = !resume_dir.empty() ? resumed_config(resume_dir, args) : config_from_args(args);
+  if (resume && args.count("config")) {
+    throw Error("--resume RUN_DIR takes the run's own config.json: drop --config (use --set)");
+  }
+  Config config =
+      resume ? resumed_config(args["resume"].as<std::string>(), args) : config_from_args(args);
   if (args.count("device"))
     apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
   install_interrupt_handlers();

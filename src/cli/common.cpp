@@ -24,6 +24,10 @@ bool parse(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResul
     std::cout << options.help() << "\n";
     return false;
   }
+  if (!result.unmatched().empty()) {
+    throw Error("unexpected argument '" + result.unmatched().front() + "' (see " +
+                options.program() + " --help)");
+  }
   return true;
 }
 
