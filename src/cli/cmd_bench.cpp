@@ -116,7 +116,7 @@ int run_bench_matmul(int argc, char** argv) {
               "bf16 GFLOP/s");
   double best_fp32 = 0.0, best_bf16 = 0.0;
   for (const int64_t n : kCeilingSizes) {
-    const int64_t iterations = std::max<int64_t>(2, 20 * 1024 / n);
+    const int64_t iterations = ceiling_iterations(n);
     const double fp32 = matmul_gflops(n, "fp32", iterations);
     const double bf16 = matmul_gflops(n, "bf16", iterations);
     best_fp32 = std::max(best_fp32, fp32);

@@ -73,6 +73,28 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
       report.tokens_per_second());
 }
 
+/// One test set's scores as written by --json (read by scripts/results_table.py).
+nlohmann::json score_record(const EvaluationReport& report, const TestSet& set,
+                            const DecodeSession& session) {
+  const Config& config = session.loaded.config;
+  const DecodeConfig& decode = session.translator->config();
+  return {{"test_set", set.name},
+          {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
+          {"checkpoint", session.checkpoint.string()},
+          {"step", session.loaded.state.step},
+          {"beam", decode.beam},
+          {"length_penalty", decode.length_penalty},
+          {"sentences", report.hypotheses.size()},
+          {"bleu", report.bleu.score},
+          {"bleu_lowercase", report.bleu_lowercase.score},
+          {"chrf", report.chrf.score},
+          {"loss", report.loss.loss()},
+          {"perplexity", report.loss.perplexity()},
+          {"sentences_per_s", report.sentences_per_second()},
+          {"bleu_signature", report.bleu.signature},
+          {"chrf_signature", report.chrf.signature}};
+}
+
 int run_evaluate(int argc, char** argv) {
   cxxopts::Options options(
       argv[0],
@@ -105,7 +127,6 @@ int run_evaluate(int argc, char** argv) {
   if (args.count("output") && sets.size() > 1) {
     throw Error("--output names one hypotheses file: give one --split (or drop --output)");
   }
-  const DecodeConfig& decode = session.translator->config();
   nlohmann::json results = nlohmann::json::array();
   for (const auto& set : sets) {
     const ParallelText text = read_parallel(set.src_file, set.ref_file);
@@ -116,28 +137,14 @@ int run_evaluate(int argc, char** argv) {
                 config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
     std::fflush(stdout);
     const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
-    print_report(report, set, decode);
+    print_report(report, set, session.translator->config());
     const fs::path hyp_file =
         args.count("output")
             ? fs::path(args["output"].as<std::string>())
             : session.checkpoint.parent_path() / ("hyp." + set.name + "." + config.data.tgt_lang);
     write_lines(hyp_file, report.hypotheses);
     std::cout << "hypotheses written to " << hyp_file.string() << "\n";
-    results.push_back({{"test_set", set.name},
-                       {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
-                       {"checkpoint", session.checkpoint.string()},
-                       {"step", session.loaded.state.step},
-                       {"beam", decode.beam},
-                       {"length_penalty", decode.length_penalty},
-                       {"sentences", text.size()},
-                       {"bleu", report.bleu.score},
-                       {"bleu_lowercase", report.bleu_lowercase.score},
-                       {"chrf", report.chrf.score},
-                       {"loss", report.loss.loss()},
-                       {"perplexity", report.loss.perplexity()},
-                       {"sentences_per_s", report.sentences_per_second()},
-                       {"bleu_signature", report.bleu.signature},
-                       {"chrf_signature", report.chrf.signature}});
+    results.push_back(score_record(report, set, session));
   }
   if (args.count("json")) {
     const fs::path path = args["json"].as<std::string>();

@@ -40,7 +40,7 @@ double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations, in
 double matmul_ceiling_gflops(const std::string& dtype) {
   double best = 0.0;
   for (const int64_t n : kCeilingSizes) {
-    best = std::max(best, matmul_gflops(n, dtype, std::max<int64_t>(2, 20 * 1024 / n)));
+    best = std::max(best, matmul_gflops(n, dtype, ceiling_iterations(n)));
   }
   return best;
 }

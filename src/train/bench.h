@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -16,6 +17,9 @@ double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations = 2
 
 /// Square sizes the ceiling is measured at.
 inline constexpr int64_t kCeilingSizes[] = {256, 512, 1024, 2048};
+
+/// Products timed per repeat at size n (about the same work at every size).
+inline int64_t ceiling_iterations(int64_t n) { return std::max<int64_t>(2, 20 * 1024 / n); }
 
 /// The machine's matmul ceiling for `dtype`: the best matmul_gflops over kCeilingSizes.
 double matmul_ceiling_gflops(const std::string& dtype);

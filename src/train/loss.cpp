@@ -164,6 +164,7 @@ at::Tensor backward_rows(const at::Tensor& logits, const at::Tensor& targets, co
 }
 
 /// Differentiable w.r.t. logits only; returns [loss_sum, nll_sum] (the second for perplexity).
+/// Logits are float or bfloat16 (label_smoothed_cross_entropy routes anything else elsewhere).
 struct FusedSmoothedCrossEntropy : public torch::autograd::Function<FusedSmoothedCrossEntropy> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits_in,
                             const at::Tensor& targets_in, double epsilon) {
@@ -176,13 +177,11 @@ struct FusedSmoothedCrossEntropy : public torch::autograd::Function<FusedSmoothe
     const auto options = logits.options().dtype(at::kFloat);
     auto lse = at::empty({rows}, options), nll = at::empty({rows}, options);
     auto smooth = at::empty({rows}, options);
-    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, logits.scalar_type(), "smoothed_ce", [&] {
-      if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, at::BFloat16>) {
-        forward_rows<scalar_t>(logits, targets, lse, nll, smooth);
-      } else {
-        TORCH_CHECK(false, "fused cross-entropy supports float and bfloat16 logits");
-      }
-    });
+    if (logits.scalar_type() == at::kFloat) {
+      forward_rows<float>(logits, targets, lse, nll, smooth);
+    } else {
+      forward_rows<at::BFloat16>(logits, targets, lse, nll, smooth);
+    }
     ctx->save_for_backward({logits, targets, lse});
     ctx->saved_data["epsilon"] = epsilon;
     const auto nll_sum = nll.sum();
@@ -196,12 +195,9 @@ struct FusedSmoothedCrossEntropy : public torch::autograd::Function<FusedSmoothe
     const double epsilon = ctx->saved_data["epsilon"].toDouble();
     // Only the loss (element 0) is trained on; the nll element is reported, never differentiated.
     const float g = grads[0][0].item<float>();
-    at::Tensor grad;
-    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, saved[0].scalar_type(), "smoothed_ce_grad", [&] {
-      if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, at::BFloat16>) {
-        grad = backward_rows<scalar_t>(saved[0], saved[1], saved[2], epsilon, g);
-      }
-    });
+    const auto grad = saved[0].scalar_type() == at::kFloat
+                          ? backward_rows<float>(saved[0], saved[1], saved[2], epsilon, g)
+                          : backward_rows<at::BFloat16>(saved[0], saved[1], saved[2], epsilon, g);
     return {grad, at::Tensor(), at::Tensor()};
   }
 };
