@@ -84,8 +84,9 @@ struct TrainConfig {
   double adam_beta2 = 0.98;        ///< Adam β2 (the paper, §5.3)
   double adam_eps = 1e-9;          ///< Adam ε
   double weight_decay = 0.0;       ///< decoupled weight decay (AdamW); 0 = plain Adam
-  std::string schedule = "inverse_sqrt";  ///< inverse_sqrt (linear warmup) | constant
-  int64_t warmup_steps = 4000;            ///< linear warmup steps (inverse_sqrt and constant)
+  std::string schedule = "inverse_sqrt";  ///< inverse_sqrt | constant | linear | cosine (last two
+                                          ///< decay to 0 at the run's step/time/epoch limit)
+  int64_t warmup_steps = 4000;            ///< linear warmup steps (every schedule)
   double label_smoothing = 0.1;           ///< label smoothing ε (§5.4)
   double clip_norm = 1.0;                 ///< gradient clipping by global norm; 0 = off
   int64_t accum_steps = 1;                ///< batches accumulated per optimizer step

@@ -22,6 +22,8 @@ struct Trainer::Window {
   double seconds_before = 0.0;       ///< train_seconds restored from a checkpoint
   int64_t last_validated = -1;       ///< step of the latest validation
   std::unique_ptr<ProgressBar> bar;  ///< this epoch's bar (terminal only)
+  int64_t epoch_batches = 0;         ///< batches in the current epoch (for budget progress)
+  double lr = 0.0;                   ///< learning rate of the latest step
   // Throughput of this process's training steps (validation excluded), for the summary.
   int64_t run_tokens = 0;
   double run_seconds = 0.0;

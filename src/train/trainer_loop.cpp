@@ -106,6 +106,7 @@ TrainSummary Trainer::run(bool final_validation) {
 void Trainer::train_epoch(TrainSummary& summary) {
   const auto batches = make_batches(train_.examples, batching_options(config_.data), state_.epoch);
   const auto accum = size_t(config_.train.accum_steps);
+  window_->epoch_batches = int64_t(batches.size());
   if (console_is_terminal(log_->console())) {
     ProgressOptions options;
     options.initial = state_.batch_in_epoch;  // a resumed epoch's rate counts new batches only
@@ -163,7 +164,14 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   if (config_.train.clip_norm > 0.0) {
     torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.clip_norm);
   }
-  const double lr = learning_rate(config_.train, state_.step + 1);
+  const double elapsed =
+      window_->seconds_before +
+      std::chrono::duration<double>(Clock::now() - window_->run_start).count();
+  const double epochs = double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
+                                                   double(std::max<int64_t>(window_->epoch_batches, 1));
+  const double lr = learning_rate(config_.train, state_.step + 1,
+                                  budget_progress(config_.train, state_.step + 1, elapsed, epochs));
+  window_->lr = lr;
   for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
   optimizer_->step();
   window_->loss_sum += loss_sum;
@@ -175,7 +183,7 @@ void Trainer::after_step(TrainSummary& summary, double loss) {
   auto& w = *window_;
   state_.train_seconds =
       w.seconds_before + std::chrono::duration<double>(Clock::now() - w.run_start).count();
-  const double lr = learning_rate(config_.train, state_.step);
+  const double lr = w.lr;
   if (w.bar) {
     w.bar->update(state_.batch_in_epoch,
                   {{"loss", fixed(loss, 3)},
