@@ -16,9 +16,14 @@ scripts/setup.sh
 scripts/get_multi30k.sh
 # The run's name, and the decoding settings evaluation uses (the config's, even for a run
 # trained before they were tuned).
-read -r name beam alpha < <(/usr/bin/python3 -c 'import json, sys
-c = json.load(open(sys.argv[1]))
-print(c["train"]["name"], c.get("decode", {}).get("beam", 5), c.get("decode", {}).get("length_penalty", 0.6))' "$config")
+settings=$(/usr/bin/python3 -c 'import json, sys
+try:
+    c = json.load(open(sys.argv[1], encoding="utf-8"))
+    print(c["train"]["name"], c.get("decode", {}).get("beam", 5),
+          c.get("decode", {}).get("length_penalty", 0.6))
+except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+    sys.exit(f"run.sh: error: {sys.argv[1]}: {type(e).__name__}: {e} (a JSON config with a train.name)")' "$config")
+read -r name beam alpha <<<"$settings"
 run_dir=checkpoints/$name
 if [[ -f "$run_dir/last.pt" ]]; then
   build/nmt train --resume "$run_dir" "$@"

@@ -25,16 +25,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Train losses per step from a run's metrics.jsonl.
-std::vector<double> train_losses(const fs::path& run_dir) {
-  std::vector<double> losses;
+/// One field of the train records (one per logged step) of a run's metrics.jsonl.
+std::vector<double> train_series(const fs::path& run_dir, const std::string& key) {
+  std::vector<double> values;
   std::ifstream in(run_dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     const auto record = nlohmann::json::parse(line);
-    if (record["kind"] == "train") losses.push_back(record["loss"].get<double>());
+    if (record["kind"] == "train") values.push_back(record[key].get<double>());
   }
-  return losses;
+  return values;
 }
+
+std::vector<double> train_losses(const fs::path& run_dir) { return train_series(run_dir, "loss"); }
 
 TrainSummary train(const Config& config, bool resume = false) {
   std::ostringstream console;
@@ -55,6 +57,23 @@ TEST(Trainer, ResumeGivesTheSameLossCurve) {
   const auto expected = train_losses(dir / "whole");
   ASSERT_EQ(expected.size(), 12u);
   EXPECT_EQ(train_losses(dir / "halves"), expected);  // bit-identical on CPU
+}
+
+// The trainer feeds the budget's progress to the schedule: with max_steps = 4 and no warmup, the
+// linear schedule's steps use lr · (1 - k / 4), the last one 0.
+TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {
+  const auto dir = test::temp_dir("linear_schedule");
+  Config config = test::tiny_config(dir / "run");
+  config.train.schedule = "linear";
+  config.train.warmup_steps = 0;
+  config.train.max_epochs = 0;
+  config.train.max_steps = 4;
+  train(config);
+  const auto lrs = train_series(dir / "run", "lr");
+  ASSERT_EQ(lrs.size(), 4u);
+  for (size_t k = 0; k < lrs.size(); ++k) {
+    EXPECT_NEAR(lrs[k], config.train.lr * (1.0 - double(k + 1) / 4.0), 1e-12) << "step " << k + 1;
+  }
 }
 
 TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {

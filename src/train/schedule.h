@@ -13,9 +13,9 @@ namespace nmt {
 /// constant: lr · min(1, step / warmup).
 /// linear:   lr · min(1, step / warmup) · (1 − progress) — decays to 0 as the budget runs out.
 /// cosine:   lr · min(1, step / warmup) · (1 + cos(π · progress)) / 2.
-/// linear and cosine are budget-aware (Li et al. 2020, "Budgeted Training"): a run that knows it has
-/// 60 minutes anneals into them instead of stopping at a still-high learning rate.
-/// warmup = 0 means no warmup.
+/// linear and cosine are budget-aware (Li et al. 2020, "Budgeted Training"): a run that knows it
+/// has 60 minutes anneals into them instead of stopping at a still-high learning rate. warmup = 0
+/// means no warmup.
 double learning_rate(const TrainConfig& config, int64_t step, double progress = 0.0);
 
 /// Fraction of the run's budget used: the largest of step / max_steps, train_seconds /

@@ -28,6 +28,11 @@ struct Trainer::Window {
   int64_t run_tokens = 0;
   double run_seconds = 0.0;
   double run_flops = 0.0;
+
+  /// The run's training time so far: restored seconds plus this process's wall clock.
+  double elapsed() const {
+    return seconds_before + std::chrono::duration<double>(Clock::now() - run_start).count();
+  }
 };
 
 }  // namespace nmt

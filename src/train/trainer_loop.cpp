@@ -164,13 +164,12 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   if (config_.train.clip_norm > 0.0) {
     torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.clip_norm);
   }
-  const double elapsed =
-      window_->seconds_before +
-      std::chrono::duration<double>(Clock::now() - window_->run_start).count();
-  const double epochs = double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
-                                                   double(std::max<int64_t>(window_->epoch_batches, 1));
-  const double lr = learning_rate(config_.train, state_.step + 1,
-                                  budget_progress(config_.train, state_.step + 1, elapsed, epochs));
+  const double epochs =
+      double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
+                                 double(std::max<int64_t>(window_->epoch_batches, 1));
+  const double lr =
+      learning_rate(config_.train, state_.step + 1,
+                    budget_progress(config_.train, state_.step + 1, window_->elapsed(), epochs));
   window_->lr = lr;
   for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
   optimizer_->step();
@@ -181,8 +180,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
 
 void Trainer::after_step(TrainSummary& summary, double loss) {
   auto& w = *window_;
-  state_.train_seconds =
-      w.seconds_before + std::chrono::duration<double>(Clock::now() - w.run_start).count();
+  state_.train_seconds = w.elapsed();
   const double lr = w.lr;
   if (w.bar) {
     w.bar->update(state_.batch_in_epoch,
