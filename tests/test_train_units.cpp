@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/precision.h"
 #include "model/dropout.h"
 #include "train/loss.h"
 #include "train/schedule.h"
@@ -133,6 +134,17 @@ TEST(Dropout, GradientUsesTheForwardMask) {
   EXPECT_TRUE(torch::allclose(x.grad(), upstream * mask / 0.75));
 }
 
+TEST(Dropout, Bfloat16UsesTheFloatMaskAndRounding) {
+  // The bf16 kernel works on raw bits; it must drop the same elements as the float one and
+  // round the kept ones as c10::BFloat16 does. Odd length: the vector loops' tails count too.
+  const auto x = torch::randn({1000, 37});
+  const auto reference = hash_dropout(x.to(torch::kBFloat16).to(torch::kFloat), 0.1, 99);
+  const auto got = hash_dropout(x.to(torch::kBFloat16), 0.1, 99);
+  EXPECT_EQ(got.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(got, reference.to(torch::kBFloat16)));
+  EXPECT_NEAR(got.eq(0).to(torch::kDouble).mean().item<double>(), 0.1, 0.005);
+}
+
 TEST(Dropout, IdentityInEvalModeAndReproducibleInTraining) {
   Dropout dropout(0.5);
   const auto x = torch::randn({8, 16}, torch::kBFloat16);
@@ -155,6 +167,23 @@ TEST(Validation, MetricDirection) {
   EXPECT_TRUE(improves("loss", 1.5, 2.0));
   EXPECT_FALSE(improves("loss", 2.5, 2.0));
   EXPECT_FALSE(improves("loss", nan, 2.0));
+}
+
+TEST(Precision, AutocastInputCastsFloatOnlyUnderBf16Autocast) {
+  const auto x = torch::randn({4, 8});
+  EXPECT_TRUE(autocast_input(x).is_same(x));  // autocast off: the tensor itself
+  {
+    AutocastGuard guard("bf16", torch::kCPU);
+    const auto cast = autocast_input(x);
+    EXPECT_EQ(cast.scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::equal(cast, x.to(torch::kBFloat16)));
+    const auto ids = torch::arange(4);
+    EXPECT_TRUE(autocast_input(ids).is_same(ids));  // not float32: left alone
+  }
+  {
+    AutocastGuard guard("fp32", torch::kCPU);
+    EXPECT_TRUE(autocast_input(x).is_same(x));
+  }
 }
 
 }  // namespace

@@ -32,6 +32,11 @@ void set_enabled(bool cuda, bool on) {
 
 }  // namespace
 
+at::Tensor autocast_input(const at::Tensor& x) {
+  if (x.scalar_type() != at::kFloat || !is_enabled(x.is_cuda())) return x;
+  return x.to(at::kBFloat16);  // the only dtype AutocastGuard sets
+}
+
 AutocastGuard::AutocastGuard(const std::string& precision, const at::Device& device)
     : enabled_(precision == "bf16"), cuda_(device.is_cuda()) {
   if (!enabled_) return;

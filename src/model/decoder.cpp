@@ -1,5 +1,6 @@
 #include "model/decoder.h"
 
+#include "core/precision.h"
 #include "model/masks.h"
 #include "model/residual.h"
 
@@ -61,8 +62,9 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::forward(const at::Tensor& x
                                                              const at::Tensor& src_mask,
                                                              bool need_weights) {
   auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
+    const auto in_mm = autocast_input(in);
     return std::get<0>(
-        self_attention->attend(in, self_attention->project(in, in), tgt_mask, false));
+        self_attention->attend(in_mm, self_attention->project(in_mm, in_mm), tgt_mask, false));
   });
   return cross_and_feedforward(h, cross_attention->project(memory, memory), src_mask, need_weights);
 }
@@ -71,13 +73,15 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, L
                                                           const at::Tensor& src_mask,
                                                           bool need_weights) {
   auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
-    const KeyValue fresh = self_attention->project(in, in);  // [batch, heads, new_len, head_dim]
+    const auto in_mm = autocast_input(in);
+    const KeyValue fresh =
+        self_attention->project(in_mm, in_mm);  // [batch, heads, new_len, head_dim]
     cache.self = {cat_or(cache.self.key, fresh.key), cat_or(cache.self.value, fresh.value)};
     // New positions see every cached position and, among themselves, only earlier ones.
     const int64_t new_len = in.size(1);
     const int64_t total = cache.self.key.size(2);
     auto mask = make_causal_mask(total, in.device()).narrow(2, total - new_len, new_len);
-    return std::get<0>(self_attention->attend(in, cache.self, mask, false));
+    return std::get<0>(self_attention->attend(in_mm, cache.self, mask, false));
   });
   return cross_and_feedforward(h, cache.cross, src_mask, need_weights);
 }
@@ -100,10 +104,11 @@ DecoderOutput DecoderImpl::hidden(const at::Tensor& tgt, const at::Tensor& memor
                                   const at::Tensor& tgt_mask, const at::Tensor& src_mask,
                                   bool need_weights) {
   DecoderOutput out;
-  auto x = embeddings->forward(tgt);  // [batch, tgt_len, d_model]
+  auto x = embeddings->forward(tgt);              // [batch, tgt_len, d_model]
+  const auto memory_in = autocast_input(memory);  // read by every layer's cross-attention
   for (const auto& layer : *layers) {
     auto [h, weights] =
-        layer->as<DecoderLayer>()->forward(x, memory, tgt_mask, src_mask, need_weights);
+        layer->as<DecoderLayer>()->forward(x, memory_in, tgt_mask, src_mask, need_weights);
     x = h;
     if (need_weights) out.attention.push_back(weights);
   }
@@ -126,9 +131,10 @@ std::tuple<at::Tensor, at::Tensor> DecoderImpl::forward(const at::Tensor& tgt,
 
 DecoderCache DecoderImpl::start(const at::Tensor& memory) {
   DecoderCache cache;
+  const auto memory_in = autocast_input(memory);
   for (const auto& layer : *layers) {
     auto& cross = layer->as<DecoderLayer>()->cross_attention;
-    cache.layers.push_back({KeyValue{}, cross->project(memory, memory)});
+    cache.layers.push_back({KeyValue{}, cross->project(memory_in, memory_in)});
   }
   return cache;
 }

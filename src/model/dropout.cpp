@@ -1,6 +1,8 @@
 #include "model/dropout.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <ATen/Parallel.h>
@@ -9,41 +11,83 @@
 namespace nmt {
 namespace {
 
-/// SplitMix64's finaliser (Steele et al. 2014): a well-mixed 64-bit value per counter.
-inline uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+/// Chris Wellons' "lowbias32" integer hash: 32-bit multiplies and shifts only, so the loops
+/// below vectorise (one hash per element, 16 elements per AVX-512 instruction).
+inline uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  return x ^ (x >> 16);
 }
 
-/// out[i] = in[i]·scale where the i-th 16-bit lane of the hash clears `threshold`, else 0.
-/// Each 64-bit hash serves four consecutive elements; p is resolved to 1/65536.
-template <class T>
-void masked_scale(const T* in, T* out, int64_t n, uint64_t seed, uint32_t threshold, float scale) {
-  const int64_t groups = (n + 3) / 4;
-  at::parallel_for(0, groups, 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t g = begin; g < end; ++g) {
-      const uint64_t bits = mix(seed + uint64_t(g) * 0x9E3779B97F4A7C15ull);
-      const int64_t first = g * 4;
-      const int64_t count = std::min<int64_t>(4, n - first);
-      for (int64_t k = 0; k < count; ++k) {
-        const uint32_t lane = uint32_t(bits >> (16 * k)) & 0xFFFFu;
-        const float value = static_cast<float>(in[first + k]);
-        out[first + k] = static_cast<T>(lane >= threshold ? value * scale : 0.0f);
-      }
-    }
-  });
+/// Element i is kept when hash(seed, i) >= threshold (p resolved to 2^-32). Two rounds, one per
+/// half of the 64-bit seed, so masks of different seeds are unrelated, not shifted copies.
+inline bool keep(uint64_t i, uint64_t seed, uint32_t threshold) {
+  return mix32(mix32(uint32_t(i) + uint32_t(seed)) ^ uint32_t(seed >> 32)) >= threshold;
+}
+
+// Plain loops over [begin, end) that the compiler vectorises; target_clones builds AVX-512 and
+// AVX2 variants beside the baseline and picks one at load time (the build targets plain x86-64).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NMT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NMT_VECTOR_CLONES
+#endif
+
+NMT_VECTOR_CLONES
+void masked_scale_float(const float* in, float* out, int64_t begin, int64_t end, uint64_t seed,
+                        uint32_t threshold, float scale) {
+  for (int64_t i = begin; i < end; ++i) {
+    out[i] = keep(uint64_t(i), seed, threshold) ? in[i] * scale : 0.0f;
+  }
+}
+
+/// bfloat16 as raw bits: widen by a shift, narrow with round-to-nearest-even (c10::BFloat16's
+/// rounding, NaN excepted: a NaN gradient stays a NaN or becomes an infinity, both non-finite).
+NMT_VECTOR_CLONES
+void masked_scale_bf16(const uint16_t* in, uint16_t* out, int64_t begin, int64_t end, uint64_t seed,
+                       uint32_t threshold, float scale) {
+  for (int64_t i = begin; i < end; ++i) {
+    const uint32_t wide = uint32_t(in[i]) << 16;
+    float value;
+    std::memcpy(&value, &wide, sizeof value);
+    value *= scale;
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    const uint32_t kept = 0u - uint32_t(keep(uint64_t(i), seed, threshold));  // all ones or 0
+    out[i] = uint16_t(((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16) & kept);
+  }
 }
 
 at::Tensor apply_mask(const at::Tensor& x, double p, uint64_t seed) {
   const auto input = x.contiguous();
   auto output = at::empty_like(input);
-  const auto threshold = uint32_t(std::lround(p * 65536.0));
+  // p in (0, 1): the threshold fits 32 bits (p·2^32 rounded, at most 2^32 - 1).
+  const auto threshold = uint32_t(std::min(std::llround(p * 4294967296.0), 4294967295ll));
   const auto scale = float(1.0 / (1.0 - p));
-  AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, input.scalar_type(), "hash_dropout", [&] {
-    masked_scale(input.data_ptr<scalar_t>(), output.data_ptr<scalar_t>(), input.numel(), seed,
-                 threshold, scale);
-  });
+  const int64_t n = input.numel();
+  constexpr int64_t kGrain = 32768;
+  if (input.scalar_type() == at::kFloat) {
+    const float* in = input.data_ptr<float>();
+    float* out = output.data_ptr<float>();
+    at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
+      masked_scale_float(in, out, begin, end, seed, threshold, scale);
+    });
+  } else if (input.scalar_type() == at::kBFloat16) {
+    const auto* in = reinterpret_cast<const uint16_t*>(input.data_ptr<at::BFloat16>());
+    auto* out = reinterpret_cast<uint16_t*>(output.data_ptr<at::BFloat16>());
+    at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
+      masked_scale_bf16(in, out, begin, end, seed, threshold, scale);
+    });
+  } else {
+    // Other dtypes (double, half): the same mask, built as a float tensor of 0/scale.
+    auto mask = at::empty({n}, input.options().dtype(at::kFloat));
+    const auto ones = at::ones({n}, mask.options());
+    masked_scale_float(ones.data_ptr<float>(), mask.data_ptr<float>(), 0, n, seed, threshold,
+                       scale);
+    return input * mask.view(input.sizes()).to(input.scalar_type());
+  }
   return output;
 }
 

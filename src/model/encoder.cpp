@@ -1,5 +1,6 @@
 #include "model/encoder.h"
 
+#include "core/precision.h"
 #include "model/residual.h"
 
 namespace nmt {
@@ -21,7 +22,9 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& src_mask) {
   auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
-    return std::get<0>(self_attention->attend(in, self_attention->project(in, in), src_mask,
+    const auto in_mm = autocast_input(in);
+    return std::get<0>(self_attention->attend(in_mm, self_attention->project(in_mm, in_mm),
+                                              src_mask,
                                               /*need_weights=*/false));
   });
   return residual(h, feedforward_norm, dropout, pre_norm_,
