@@ -143,6 +143,10 @@ TEST(Dropout, Bfloat16UsesTheFloatMaskAndRounding) {
   EXPECT_EQ(got.scalar_type(), torch::kBFloat16);
   EXPECT_TRUE(torch::equal(got, reference.to(torch::kBFloat16)));
   EXPECT_NEAR(got.eq(0).to(torch::kDouble).mean().item<double>(), 0.1, 0.005);
+  // double takes the generic path: the same elements dropped, kept ones scaled by 1/(1-p).
+  const auto as_double = hash_dropout(x.to(torch::kDouble), 0.1, 99);
+  EXPECT_TRUE(torch::equal(as_double.ne(0), hash_dropout(x, 0.1, 99).ne(0)));
+  EXPECT_TRUE(torch::allclose(as_double, x.to(torch::kDouble) * as_double.ne(0) / 0.9));
 }
 
 TEST(Dropout, IdentityInEvalModeAndReproducibleInTraining) {

@@ -10,12 +10,6 @@ namespace nmt {
 /// (a no-op for "fp32"). Matmuls then run in bf16 (oneDNN's AVX512-BF16 kernels on CPU, tensor
 /// cores on CUDA); the residual stream, LayerNorm and the loss stay in fp32 (model/residual.h,
 /// train/loss.h).
-/// `x` in autocast's dtype when autocast is on for x's device and x is float32, else `x` itself.
-/// Casting a tensor once before the several matmuls that read it (q/k/v of self-attention, the
-/// encoder output in every decoder layer's cross-attention) saves autocast a copy per matmul,
-/// forward and backward.
-at::Tensor autocast_input(const at::Tensor& x);
-
 class AutocastGuard {
  public:
   AutocastGuard(const std::string& precision, const at::Device& device);
@@ -28,5 +22,11 @@ class AutocastGuard {
   bool cuda_ = false;
   bool previous_ = false;
 };
+
+/// `x` in autocast's dtype when autocast is on for x's device and x is float32, else `x` itself.
+/// Casting a tensor once before the several matmuls that read it (q/k/v of self-attention, the
+/// encoder output in every decoder layer's cross-attention) saves autocast a copy per matmul,
+/// forward and backward.
+at::Tensor autocast_input(const at::Tensor& x);
 
 }  // namespace nmt

@@ -22,7 +22,8 @@ inline uint32_t mix32(uint32_t x) {
 }
 
 /// Element i is kept when hash(seed, i) >= threshold (p resolved to 2^-32). Two rounds, one per
-/// half of the 64-bit seed, so masks of different seeds are unrelated, not shifted copies.
+/// half of the 64-bit seed, so masks of different seeds are unrelated, not shifted copies. The
+/// index is taken mod 2^32: a tensor of more than 4G elements would repeat its mask.
 inline bool keep(uint64_t i, uint64_t seed, uint32_t threshold) {
   return mix32(mix32(uint32_t(i) + uint32_t(seed)) ^ uint32_t(seed >> 32)) >= threshold;
 }
@@ -81,12 +82,9 @@ at::Tensor apply_mask(const at::Tensor& x, double p, uint64_t seed) {
       masked_scale_bf16(in, out, begin, end, seed, threshold, scale);
     });
   } else {
-    // Other dtypes (double, half): the same mask, built as a float tensor of 0/scale.
-    auto mask = at::empty({n}, input.options().dtype(at::kFloat));
-    const auto ones = at::ones({n}, mask.options());
-    masked_scale_float(ones.data_ptr<float>(), mask.data_ptr<float>(), 0, n, seed, threshold,
-                       scale);
-    return input * mask.view(input.sizes()).to(input.scalar_type());
+    // Other dtypes (double, half): the same mask, as a float tensor of 0/scale.
+    return input * apply_mask(at::ones(input.sizes(), input.options().dtype(at::kFloat)), p, seed)
+                       .to(input.scalar_type());
   }
   return output;
 }
