@@ -6,6 +6,7 @@
 #include "core/precision.h"
 #include "model/dropout.h"
 #include "train/loss.h"
+#include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/validation.h"
 
@@ -107,6 +108,81 @@ TEST(Loss, FusedKernelRejectsOutOfRangeTargets) {
   const auto logits = torch::zeros({2, 5});
   EXPECT_THROW(label_smoothed_cross_entropy(logits, torch::tensor({0, 5}, torch::kLong), 0.1),
                c10::Error);
+}
+
+/// Two parameter sets with the same values: one large enough to be split across threads (and of
+/// odd length, so the vector loop's tail counts), one tiny.
+std::vector<at::Tensor> adam_parameters() {
+  torch::manual_seed(3);
+  return {torch::randn({100003}).requires_grad_(), torch::randn({7}).requires_grad_()};
+}
+
+std::vector<at::Tensor> clones(const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : parameters) out.push_back(p.detach().clone().requires_grad_());
+  return out;
+}
+
+/// The fused step against LibTorch's own: three steps on the same gradients (scaled by a clip
+/// factor), then LibTorch's step continues the fused optimizer's state (same state keys and
+/// layout, so checkpoints and resume are unaffected).
+void expect_fused_step_matches_libtorch(double weight_decay) {
+  TrainConfig config;
+  config.lr = 1e-2;
+  config.weight_decay = weight_decay;
+  auto fused_parameters = adam_parameters();
+  auto reference_parameters = clones(fused_parameters);
+  auto fused = make_optimizer(fused_parameters, config);
+  auto reference = make_optimizer(reference_parameters, config);
+  const double scale = 0.37;
+  for (int step = 0; step < 4; ++step) {
+    for (size_t i = 0; i < fused_parameters.size(); ++i) {
+      const auto grad = torch::randn_like(fused_parameters[i]) * (step + 1);
+      fused_parameters[i].mutable_grad() = grad.clone();
+      reference_parameters[i].mutable_grad() = grad * scale;
+    }
+    if (step < 3) {
+      optimizer_step(*fused, scale);
+    } else {
+      for (auto& p : fused_parameters) p.mutable_grad().mul_(scale);
+      fused->step();  // LibTorch's step on the state the fused steps left
+    }
+    reference->step();
+    for (size_t i = 0; i < fused_parameters.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(fused_parameters[i], reference_parameters[i], 1e-5, 1e-7))
+          << "step " << step + 1 << ", parameter " << i << ", max difference "
+          << (fused_parameters[i] - reference_parameters[i]).abs().max().item<float>();
+    }
+  }
+  EXPECT_EQ(fused->state().size(), fused_parameters.size());  // no second, fresh state
+}
+
+TEST(Optimizer, FusedAdamMatchesLibTorch) { expect_fused_step_matches_libtorch(0.0); }
+
+TEST(Optimizer, FusedAdamWMatchesLibTorch) { expect_fused_step_matches_libtorch(0.1); }
+
+TEST(Optimizer, ClearGradientsLetsTheNextBackwardStartFresh) {
+  auto parameters = adam_parameters();
+  auto optimizer = make_optimizer(parameters, TrainConfig{});
+  (parameters[1] * 3.0).sum().backward();
+  clear_gradients(*optimizer);
+  EXPECT_FALSE(parameters[1].grad().defined());
+  (parameters[1] * 2.0).sum().backward();
+  EXPECT_TRUE(torch::equal(parameters[1].grad(), torch::full({7}, 2.0f)));  // not 3 + 2
+}
+
+TEST(Optimizer, ClipScaleIsClipGradNormsCoefficient) {
+  auto parameters = adam_parameters();
+  for (auto& p : parameters) p.mutable_grad() = torch::randn_like(p);
+  const auto before = parameters[0].grad().clone();
+  double norm = 0.0;
+  for (auto& p : parameters) norm += p.grad().pow(2).sum().item<double>();
+  norm = std::sqrt(norm);
+  const double expected = 1.0 / (norm + 1e-6);
+  EXPECT_NEAR(clip_scale(parameters, 1.0), expected, 1e-6 * expected);  // float32 norms
+  EXPECT_DOUBLE_EQ(clip_scale(parameters, 10.0 * norm), 1.0);  // already within: no scaling
+  EXPECT_DOUBLE_EQ(clip_scale(parameters, 0.0), 1.0);          // clipping off
+  EXPECT_TRUE(torch::equal(parameters[0].grad(), before));     // gradients untouched
 }
 
 TEST(Dropout, KeepsTheRightFractionAndScales) {

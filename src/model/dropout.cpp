@@ -8,6 +8,8 @@
 #include <ATen/Parallel.h>
 #include <torch/autograd.h>
 
+#include "core/vectorize.h"
+
 namespace nmt {
 namespace {
 
@@ -28,14 +30,7 @@ inline bool keep(uint64_t i, uint64_t seed, uint32_t threshold) {
   return mix32(mix32(uint32_t(i) + uint32_t(seed)) ^ uint32_t(seed >> 32)) >= threshold;
 }
 
-// Plain loops over [begin, end) that the compiler vectorises; target_clones builds AVX-512 and
-// AVX2 variants beside the baseline and picks one at load time (the build targets plain x86-64).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NMT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NMT_VECTOR_CLONES
-#endif
-
+// Plain loops over [begin, end) that the compiler vectorises (core/vectorize.h).
 NMT_VECTOR_CLONES
 void masked_scale_float(const float* in, float* out, int64_t begin, int64_t end, uint64_t seed,
                         uint32_t threshold, float scale) {

@@ -4,29 +4,14 @@
 #include <regex>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
 
 #include "core/device.h"
 #include "core/error.h"
+#include "train/optimizer.h"
 #include "train/trainer_internal.h"
 
 namespace nmt {
 namespace fs = std::filesystem;
-namespace {
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(Seq2Seq& model, const TrainConfig& t) {
-  const auto betas = std::make_tuple(t.adam_beta1, t.adam_beta2);
-  if (t.weight_decay > 0.0) {
-    return std::make_unique<torch::optim::AdamW>(
-        model->parameters(),
-        torch::optim::AdamWOptions(t.lr).betas(betas).eps(t.adam_eps).weight_decay(t.weight_decay));
-  }
-  return std::make_unique<torch::optim::Adam>(
-      model->parameters(), torch::optim::AdamOptions(t.lr).betas(betas).eps(t.adam_eps));
-}
-
-}  // namespace
 
 Trainer::Trainer(Config config, bool resume, std::ostream& console)
     : config_(std::move(config)),
@@ -66,7 +51,7 @@ Trainer::~Trainer() = default;
 void Trainer::set_up_model(bool resume) {
   model_ = Seq2Seq(config_.model);
   model_->to(device_);
-  optimizer_ = make_optimizer(model_, config_.train);
+  optimizer_ = make_optimizer(model_->parameters(), config_.train);
   if (!resume) return;
   const fs::path last = run_dir_ / "last.pt";
   LoadedModel saved = load_checkpoint(last, device_);

@@ -5,14 +5,13 @@
 
 #include <unistd.h>
 
-#include <torch/nn/utils/clip_grad.h>
-
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/precision.h"
 #include "core/special_ids.h"
 #include "train/flops.h"
 #include "train/loss.h"
+#include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
 #include "train/trainer_internal.h"
@@ -147,7 +146,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
         training_flops(config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
   }
   window_->run_tokens += tokens;
-  optimizer_->zero_grad();
+  clear_gradients(*optimizer_);
   double loss_sum = 0.0;
   for (const auto& cpu_batch : batches) {
     const auto sums = batch_loss(model_, cpu_batch.to(device_), config_.train, device_);
@@ -161,9 +160,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
                 (run_dir_ / "last.pt").string() +
                 ". Lower train.lr, raise train.warmup_steps or use train.precision=fp32");
   }
-  if (config_.train.clip_norm > 0.0) {
-    torch::nn::utils::clip_grad_norm_(model_->parameters(), config_.train.clip_norm);
-  }
+  const double grad_scale = clip_scale(model_->parameters(), config_.train.clip_norm);
   const double epochs =
       double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
                                  double(std::max<int64_t>(window_->epoch_batches, 1));
@@ -172,7 +169,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
                     budget_progress(config_.train, state_.step + 1, window_->elapsed(), epochs));
   window_->lr = lr;
   for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
-  optimizer_->step();
+  optimizer_step(*optimizer_, grad_scale);
   window_->loss_sum += loss_sum;
   window_->tokens += tokens;
   return loss_sum / double(tokens);

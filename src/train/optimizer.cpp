@@ -1,0 +1,163 @@
+#include "train/optimizer.h"
+
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+
+#include <ATen/Parallel.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+
+#include "core/vectorize.h"
+
+namespace nmt {
+namespace {
+
+/// Scalars of one parameter's update, in the float arithmetic LibTorch's ops use on float32.
+struct AdamScalars {
+  float grad_scale, beta1, beta2, l2, decay;  // decay: AdamW's p *= 1 - lr * weight_decay
+  float sqrt_bias_correction2, eps, step_size;
+};
+
+// One pass of Adam(W) over [0, n): the order of operations follows LibTorch's adam.cpp /
+// adamw.cpp (the sqrt vectorises because this file is compiled with -fno-math-errno).
+NMT_VECTOR_CLONES
+void adam_kernel(float* __restrict param, const float* __restrict grad, float* __restrict exp_avg,
+                 float* __restrict exp_avg_sq, int64_t n, AdamScalars s) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float p = param[i] * s.decay;
+    const float g = grad[i] * s.grad_scale + s.l2 * p;
+    const float m = exp_avg[i] * s.beta1 + (1.0f - s.beta1) * g;
+    const float v = exp_avg_sq[i] * s.beta2 + (1.0f - s.beta2) * g * g;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    param[i] = p - s.step_size * (m / (std::sqrt(v) / s.sqrt_bias_correction2 + s.eps));
+  }
+}
+
+/// The optimizer's state key for a parameter: LibTorch 1.x keys by the TensorImpl address
+/// printed as a string (c10::guts::to_string), 2.x by the address itself.
+template <class Key>
+Key state_key(const at::Tensor& parameter) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream out;
+    out << parameter.unsafeGetTensorImpl();
+    return out.str();
+  } else {
+    return static_cast<Key>(parameter.unsafeGetTensorImpl());
+  }
+}
+
+bool fusable(const at::Tensor& p) {
+  return p.device().is_cpu() && p.scalar_type() == at::kFloat && p.is_contiguous() &&
+         p.grad().defined() && !p.grad().is_sparse() && p.grad().is_contiguous() &&
+         p.grad().scalar_type() == at::kFloat;
+}
+
+/// The fused step for Adam (decoupled = false) or AdamW; false (nothing done) when some
+/// parameter does not qualify.
+template <class Options, class State>
+bool fused_step(torch::optim::Optimizer& optimizer, double grad_scale, bool decoupled) {
+  for (auto& group : optimizer.param_groups()) {
+    if (static_cast<Options&>(group.options()).amsgrad()) return false;
+    for (auto& p : group.params()) {
+      if (p.grad().defined() && !fusable(p)) return false;
+    }
+  }
+  using Key = typename std::decay_t<decltype(optimizer.state())>::key_type;
+  torch::NoGradGuard no_grad;
+  for (auto& group : optimizer.param_groups()) {
+    const auto& options = static_cast<Options&>(group.options());
+    const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = optimizer.state()[state_key<Key>(p)];
+      if (!slot) {
+        auto state = std::make_unique<State>();
+        state->step(0);
+        state->exp_avg(torch::zeros_like(p, at::MemoryFormat::Contiguous));
+        state->exp_avg_sq(torch::zeros_like(p, at::MemoryFormat::Contiguous));
+        slot = std::move(state);
+      }
+      auto& state = static_cast<State&>(*slot);
+      state.step(state.step() + 1);
+      const double step = double(state.step());
+      const double wd = options.weight_decay();
+      AdamScalars s;
+      s.grad_scale = float(grad_scale);
+      s.beta1 = float(beta1);
+      s.beta2 = float(beta2);
+      s.l2 = decoupled ? 0.0f : float(wd);
+      s.decay = decoupled ? float(1.0 - options.lr() * wd) : 1.0f;
+      s.sqrt_bias_correction2 = float(std::sqrt(1.0 - std::pow(beta2, step)));
+      s.eps = float(options.eps());
+      s.step_size = float(options.lr() / (1.0 - std::pow(beta1, step)));
+      float* param = p.data_ptr<float>();
+      const float* grad = p.grad().data_ptr<float>();
+      const at::Tensor exp_avg = state.exp_avg(), exp_avg_sq = state.exp_avg_sq();
+      float* m = exp_avg.data_ptr<float>();
+      float* v = exp_avg_sq.data_ptr<float>();
+      at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
+        adam_kernel(param + begin, grad + begin, m + begin, v + begin, end - begin, s);
+      });
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& parameters,
+                                                        const TrainConfig& config) {
+  const auto betas = std::make_tuple(config.adam_beta1, config.adam_beta2);
+  if (config.weight_decay > 0.0) {
+    return std::make_unique<torch::optim::AdamW>(parameters, torch::optim::AdamWOptions(config.lr)
+                                                                 .betas(betas)
+                                                                 .eps(config.adam_eps)
+                                                                 .weight_decay(config.weight_decay));
+  }
+  return std::make_unique<torch::optim::Adam>(
+      parameters, torch::optim::AdamOptions(config.lr).betas(betas).eps(config.adam_eps));
+}
+
+void clear_gradients(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) p.mutable_grad() = at::Tensor();
+  }
+}
+
+double clip_scale(const std::vector<at::Tensor>& parameters, double max_norm) {
+  if (max_norm <= 0.0) return 1.0;
+  std::vector<at::Tensor> norms;
+  for (const auto& p : parameters) {
+    if (p.grad().defined()) norms.push_back(p.grad().norm());
+  }
+  if (norms.empty()) return 1.0;
+  const double norm = at::stack(norms).norm().item<double>();
+  return std::min(1.0, max_norm / (norm + 1e-6));
+}
+
+void optimizer_step(torch::optim::Optimizer& optimizer, double grad_scale) {
+  if (dynamic_cast<torch::optim::AdamW*>(&optimizer) != nullptr) {
+    if (fused_step<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(optimizer,
+                                                                              grad_scale, true)) {
+      return;
+    }
+  } else if (dynamic_cast<torch::optim::Adam*>(&optimizer) != nullptr) {
+    if (fused_step<torch::optim::AdamOptions, torch::optim::AdamParamState>(optimizer, grad_scale,
+                                                                            false)) {
+      return;
+    }
+  }
+  if (grad_scale != 1.0) {
+    torch::NoGradGuard no_grad;
+    for (auto& group : optimizer.param_groups()) {
+      for (auto& p : group.params()) {
+        if (p.grad().defined()) p.grad().mul_(grad_scale);
+      }
+    }
+  }
+  optimizer.step();
+}
+
+}  // namespace nmt
