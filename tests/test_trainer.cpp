@@ -13,10 +13,12 @@
 
 #include "core/interrupt.h"
 #include "data/corpus.h"
+#include "data/dataset.h"
 #include "decode/search.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
+#include "train/validation.h"
 
 extern char** environ;
 
@@ -145,6 +147,16 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
   const auto hypotheses = decode_all(loaded.model, sources, DecodeConfig{}, at::kCPU);
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(loaded.tokenizer.decode_tgt(hypotheses[i][0].tokens), tgt[i]) << "pair " << i;
+  }
+  // Validation decodes in the training precision; bf16 greedy reproduces the targets as well.
+  for (const char* precision : {"fp32", "bf16"}) {
+    Config validation_config = loaded.config;
+    validation_config.train.precision = precision;
+    validation_config.train.valid_bleu = true;
+    const auto split = load_split(validation_config.data, "over", loaded.tokenizer);
+    const auto result = validate(loaded.model, loaded.tokenizer, split, validation_config, at::kCPU);
+    EXPECT_DOUBLE_EQ(result.bleu, 100.0) << precision;
+    EXPECT_LT(result.loss, 0.1) << precision;
   }
 }
 

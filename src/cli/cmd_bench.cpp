@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/runtime.h"
 #include "cli/decode_options.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -97,7 +98,9 @@ int run_bench_train(int argc, char** argv) {
   if (!parse(options, argc, argv, args)) return 0;
   const int64_t steps = args["steps"].as<int64_t>(), warmup = args["warmup"].as<int64_t>();
   if (steps < 1 || warmup < 0) throw Error("bench train: --steps must be >= 1 and --warmup >= 0");
-  bench_train(config_from_args(args), steps, warmup, std::cout);
+  const Config config = config_from_args(args);
+  tune_for_training(config);
+  bench_train(config, steps, warmup, std::cout);
   return 0;
 }
 

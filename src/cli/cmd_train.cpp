@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/runtime.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "train/trainer.h"
@@ -45,6 +46,7 @@ int run_train(int argc, char** argv) {
       resume ? resumed_config(args["resume"].as<std::string>(), args) : config_from_args(args);
   if (args.count("device"))
     apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
+  tune_for_training(config);
   install_interrupt_handlers();
   Trainer trainer(config, resume, std::cout);
   const TrainSummary summary = trainer.run();

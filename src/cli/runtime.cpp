@@ -4,12 +4,28 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
 
 namespace nmt::cli {
+namespace {
+
+std::vector<std::string> original_args;  // main's argv (dispatch rewrites argv[1] later)
+
+/// Set (to "passive") in the environment when tune_runtime chose the wait policy itself.
+constexpr const char* kChosenPolicy = "NMT_CHOSEN_WAIT_POLICY";
+
+}  // namespace
 
 void tune_runtime(char** argv) {
+  for (char** arg = argv; *arg != nullptr; ++arg) original_args.emplace_back(*arg);
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("NMT_NO_REEXEC") == nullptr) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    setenv(kChosenPolicy, "passive", 1);
     setenv("NMT_NO_REEXEC", "1", 1);  // never loop, whatever happens
     execv("/proc/self/exe", argv);    // returns only on failure: then carry on as we are
   }
@@ -19,6 +35,19 @@ void tune_runtime(char** argv) {
     mallopt(M_MMAP_THRESHOLD, int(mb * 1024 * 1024));
     mallopt(M_TRIM_THRESHOLD, int(4 * mb * 1024 * 1024));
   }
+}
+
+void tune_for_training(const Config& config) {
+  const char* chosen = std::getenv(kChosenPolicy);
+  if (chosen == nullptr || std::strcmp(chosen, "passive") != 0 || original_args.empty()) return;
+  if (config.train.precision != "bf16" || !resolve_device(config.train.device).is_cpu()) return;
+  setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+  setenv(kChosenPolicy, "active", 1);  // once only
+  std::vector<char*> argv;
+  for (auto& arg : original_args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  execv("/proc/self/exe", argv.data());  // returns only on failure: carry on with PASSIVE
 }
 
 }  // namespace nmt::cli

@@ -26,7 +26,8 @@ struct ValidationResult {
 /// True if `candidate` beats `best` for `metric` (NaN `best` = nothing yet).
 bool improves(const std::string& metric, double candidate, double best);
 
-/// Validates `model` on `split` (the model is left in eval() mode; the caller switches back).
+/// Validates `model` on `split` under train.precision (the model is left in eval() mode; the
+/// caller switches back).
 ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
                           const Config& config, const at::Device& device);
 
