@@ -149,6 +149,7 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
     EXPECT_EQ(loaded.tokenizer.decode_tgt(hypotheses[i][0].tokens), tgt[i]) << "pair " << i;
   }
   // Validation decodes in the training precision; bf16 greedy reproduces the targets as well.
+  std::vector<double> losses;
   for (const char* precision : {"fp32", "bf16"}) {
     Config validation_config = loaded.config;
     validation_config.train.precision = precision;
@@ -157,7 +158,9 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
     const auto result = validate(loaded.model, loaded.tokenizer, split, validation_config, at::kCPU);
     EXPECT_DOUBLE_EQ(result.bleu, 100.0) << precision;
     EXPECT_LT(result.loss, 0.1) << precision;
+    losses.push_back(result.loss);
   }
+  EXPECT_NE(losses[0], losses[1]);  // bf16 matmuls round differently: the guard is in effect
 }
 
 /// Runs `args` with the real nmt binary, output to `log`; returns the pid.
@@ -210,6 +213,26 @@ TEST(Cli, SigintFinishesTheStepSavesAndExplainsHowToResume) {
                                   dir / "resume_log");
   EXPECT_EQ(wait_exit_code(resumed), 0) << read_file(dir / "resume_log");
   EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, stopped_at + 2);
+}
+
+TEST(Cli, Bf16TrainingOnCpuRunsWithSpinningOpenMpThreads) {
+  // nmt chooses the policy only when the user has not; clear the variables it would respect.
+  unsetenv("OMP_WAIT_POLICY");
+  unsetenv("NMT_NO_REEXEC");
+  unsetenv("NMT_CHOSEN_WAIT_POLICY");
+  for (const std::string precision : {"bf16", "fp32"}) {
+    const auto dir = test::temp_dir("wait_policy_" + precision);
+    Config config = test::tiny_config(dir / "run");
+    config.train.precision = precision;
+    config.train.max_steps = 1;
+    save_config(config, dir / "config.json");
+    const pid_t pid = spawn_nmt({"train", "--config", (dir / "config.json").string()}, dir / "log");
+    EXPECT_EQ(wait_exit_code(pid), 0) << read_file(dir / "log");
+    const std::string expected = precision == "bf16" ? "ACTIVE" : "PASSIVE";
+    EXPECT_NE(read_file(dir / "run" / "train.log").find("OMP_WAIT_POLICY=" + expected),
+              std::string::npos)
+        << precision << ": " << read_file(dir / "run" / "train.log");
+  }
 }
 
 TEST(Cli, StrayArgumentIsAnError) {

@@ -1,5 +1,6 @@
 #include "core/device.h"
 
+#include <cstdlib>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -44,7 +45,9 @@ int64_t configure_threads(int64_t threads) {
 
 std::string describe_device(const at::Device& device) {
   if (device.is_cuda()) return "device " + device.str() + " (CUDA)";
-  return "device cpu, " + std::to_string(at::get_num_threads()) + " thread(s)";
+  const char* policy = std::getenv("OMP_WAIT_POLICY");  // set by nmt's runtime tuning
+  return "device cpu, " + std::to_string(at::get_num_threads()) + " thread(s)" +
+         (policy != nullptr ? std::string(", OMP_WAIT_POLICY=") + policy : std::string());
 }
 
 }  // namespace nmt

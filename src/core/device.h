@@ -14,7 +14,7 @@ at::Device resolve_device(const std::string& name);
 /// `threads`; 0 means one per core. Returns the count used.
 int64_t configure_threads(int64_t threads);
 
-/// One line describing the device and threads, for logs.
+/// One line describing the device and threads (and OMP_WAIT_POLICY when set), for logs.
 std::string describe_device(const at::Device& device);
 
 }  // namespace nmt
