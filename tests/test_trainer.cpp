@@ -78,6 +78,36 @@ TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {
   }
 }
 
+// A validation record names the epoch its weights are in, as the train records do: a run that
+// stops inside its second epoch validates "epoch 2", not the count of finished epochs.
+TEST(Trainer, ValidationRecordsNameTheEpochUnderWay) {
+  const auto dir = test::temp_dir("valid_epoch");
+  Config config = test::tiny_config(dir / "run");  // max_epochs 1
+  std::vector<std::pair<int64_t, int64_t>> valid;  // (step, epoch)
+  const auto read_valid = [&] {
+    valid.clear();
+    std::ifstream in(dir / "run" / "metrics.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const auto record = nlohmann::json::parse(line);
+      if (record["kind"] == "valid") valid.emplace_back(record["step"], record["epoch"]);
+    }
+  };
+  train(config);
+  read_valid();
+  ASSERT_EQ(valid.size(), 1u);
+  const int64_t steps_per_epoch = valid[0].first;
+  EXPECT_EQ(valid[0].second, 1);  // at the end of epoch 1
+  ASSERT_GT(steps_per_epoch, 1);
+  fs::remove_all(dir / "run");
+  config.train.max_epochs = 0;
+  config.train.max_steps = steps_per_epoch + 1;  // one step into epoch 2
+  train(config);
+  read_valid();
+  ASSERT_EQ(valid.size(), 2u);
+  EXPECT_EQ(valid[1], std::make_pair(steps_per_epoch + 1, int64_t(2)));
+  EXPECT_EQ(train_series(dir / "run", "epoch").back(), 2.0);
+}
+
 TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {
   const auto dir = test::temp_dir("mismatch");
   Config config = test::tiny_config(dir / "run");

@@ -237,9 +237,12 @@ void Trainer::run_validation(TrainSummary& summary) {
     return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   };
   const ValidationResult result = validate(model_, *tokenizer_, valid_, config_, device_);
+  // The 1-based epoch these weights are in, as in the train records: at an epoch's end the one
+  // just finished, inside one (validate_every, a limit reached mid-epoch) the one under way.
+  const int64_t epoch_of_weights = state_.batch_in_epoch > 0 ? state_.epoch + 1 : state_.epoch;
   nlohmann::json record = {{"kind", "valid"},
                            {"step", state_.step},
-                           {"epoch", state_.epoch},
+                           {"epoch", epoch_of_weights},
                            {"loss", result.loss},
                            {"ppl", result.perplexity},
                            {"bleu", or_null(result.bleu)},
