@@ -44,14 +44,38 @@ if(_nmt_sp_mode STREQUAL "source")
   string(STRIP "${_nmt_sp_version}" _nmt_sp_version)
   set(NMT_SENTENCEPIECE_ORIGIN "${_nmt_sp_version} (source, static, system protobuf)")
 elseif(_nmt_sp_mode STREQUAL "system")
-  find_package(PkgConfig REQUIRED)
-  pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+  # pkg-config where it is there; otherwise the header and libraries on CMAKE_PREFIX_PATH.
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(SENTENCEPIECE QUIET IMPORTED_TARGET sentencepiece)
+  endif()
+  if(NOT SENTENCEPIECE_FOUND)
+    find_path(NMT_SP_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
+    find_library(NMT_SP_LIB sentencepiece REQUIRED)
+    add_library(PkgConfig::SENTENCEPIECE UNKNOWN IMPORTED)
+    set_target_properties(PkgConfig::SENTENCEPIECE PROPERTIES IMPORTED_LOCATION "${NMT_SP_LIB}"
+                          INTERFACE_INCLUDE_DIRECTORIES "${NMT_SP_INCLUDE_DIR}")
+    set(SENTENCEPIECE_INCLUDE_DIRS "${NMT_SP_INCLUDE_DIR}")
+    set(SENTENCEPIECE_VERSION "unknown version")
+  endif()
   find_library(NMT_SP_TRAIN_LIB sentencepiece_train REQUIRED)
   # Probe: does a process holding LibTorch and this sentencepiece survive start-up?
+  # It links LibTorch's library files, not its imported targets: a try_run project would need
+  # their whole link interface (CUDA, protobuf, ...) defined again.
+  set(_nmt_probe_libs)
+  foreach(_nmt_lib torch_cpu c10)
+    if(NOT TARGET ${_nmt_lib})
+      set(_nmt_probe_libs ${TORCH_LIBRARIES})
+      break()
+    endif()
+    get_target_property(_nmt_location ${_nmt_lib} LOCATION)
+    list(APPEND _nmt_probe_libs "${_nmt_location}")
+  endforeach()
   try_run(_nmt_sp_run _nmt_sp_compile
           SOURCES "${PROJECT_SOURCE_DIR}/cmake/sentencepiece_probe.cpp"
-          LINK_LIBRARIES ${TORCH_LIBRARIES} PkgConfig::SENTENCEPIECE ${NMT_SP_TRAIN_LIB}
-          CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${SENTENCEPIECE_INCLUDE_DIRS}"
+          LINK_LIBRARIES ${_nmt_probe_libs} PkgConfig::SENTENCEPIECE ${NMT_SP_TRAIN_LIB}
+          CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${TORCH_INCLUDE_DIRS};${SENTENCEPIECE_INCLUDE_DIRS}"
+          COMPILE_DEFINITIONS ${TORCH_CXX_FLAGS}
           CXX_STANDARD 17
           COMPILE_OUTPUT_VARIABLE _nmt_sp_compile_out)
   if(NOT _nmt_sp_compile OR NOT _nmt_sp_run EQUAL 0)

@@ -249,6 +249,19 @@ TEST(Validation, MetricDirection) {
   EXPECT_FALSE(improves("loss", nan, 2.0));
 }
 
+TEST(Precision, AutoIsBf16OnCpuAndFp32OnCuda) {
+  EXPECT_EQ(resolve_precision("auto", at::kCPU), "bf16");
+  EXPECT_EQ(resolve_precision("auto", at::Device(at::kCUDA, 0)), "fp32");
+  EXPECT_EQ(resolve_precision("fp32", at::kCPU), "fp32");
+  EXPECT_EQ(resolve_precision("bf16", at::Device(at::kCUDA, 0)), "bf16");
+  const auto x = torch::ones({2, 2});
+  {
+    AutocastGuard guard("auto", at::kCPU);  // bf16 on the CPU: autocast is on
+    EXPECT_EQ(autocast_input(x).scalar_type(), at::kBFloat16);
+  }
+  EXPECT_EQ(autocast_input(x).scalar_type(), at::kFloat);
+}
+
 TEST(Precision, AutocastInputCastsFloatOnlyUnderBf16Autocast) {
   const auto x = torch::randn({4, 8});
   EXPECT_TRUE(autocast_input(x).is_same(x));  // autocast off: the tensor itself

@@ -98,7 +98,7 @@ TEST(Trainer, ValidationRecordsNameTheEpochUnderWay) {
   const int64_t steps_per_epoch = valid[0].first;
   EXPECT_EQ(valid[0].second, 1);  // at the end of epoch 1
   ASSERT_GT(steps_per_epoch, 1);
-  fs::remove_all(dir / "run");
+  remove_tree(dir / "run");
   config.train.max_epochs = 0;
   config.train.max_steps = steps_per_epoch + 1;  // one step into epoch 2
   train(config);
@@ -185,7 +185,8 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
     validation_config.train.precision = precision;
     validation_config.train.valid_bleu = true;
     const auto split = load_split(validation_config.data, "over", loaded.tokenizer);
-    const auto result = validate(loaded.model, loaded.tokenizer, split, validation_config, at::kCPU);
+    const auto result =
+        validate(loaded.model, loaded.tokenizer, split, validation_config, at::kCPU);
     EXPECT_DOUBLE_EQ(result.bleu, 100.0) << precision;
     EXPECT_LT(result.loss, 0.1) << precision;
     losses.push_back(result.loss);

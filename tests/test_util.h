@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/files.h"
 
 namespace nmt::test {
 
@@ -17,7 +18,7 @@ namespace nmt::test {
 inline std::filesystem::path temp_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /
              ("nmt_test_" + std::to_string(::getpid()) + "_" + name);
-  std::filesystem::remove_all(dir);
+  remove_tree(dir);
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -9,8 +9,8 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/runtime.h"
 #include "cli/decode_options.h"
+#include "cli/runtime.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "data/corpus.h"
@@ -109,19 +109,21 @@ int run_bench_matmul(int argc, char** argv) {
                            "This machine's matmul ceiling: GFLOP/s of square fp32 and bf16 "
                            "matrix products at several sizes (nmt bench train compares the "
                            "model's FLOP/s with the best of each column).\n\n"
-                           "  nmt bench matmul --threads 2\n");
+                           "  nmt bench matmul --threads 2\n  nmt bench matmul --device cuda\n");
   options.add_options()("threads", "CPU threads (0: one per core)",
-                        cxxopts::value<int64_t>()->default_value("0"), "N");
+                        cxxopts::value<int64_t>()->default_value("0"), "N")(
+      "device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"));
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
+  const at::Device device = resolve_device(args["device"].as<std::string>());
   configure_threads(args["threads"].as<int64_t>());
-  std::printf("%s\n%8s %12s %12s\n", describe_device(at::kCPU).c_str(), "n", "fp32 GFLOP/s",
+  std::printf("%s\n%8s %12s %12s\n", describe_device(device).c_str(), "n", "fp32 GFLOP/s",
               "bf16 GFLOP/s");
   double best_fp32 = 0.0, best_bf16 = 0.0;
-  for (const int64_t n : kCeilingSizes) {
-    const int64_t iterations = ceiling_iterations(n);
-    const double fp32 = matmul_gflops(n, "fp32", iterations);
-    const double bf16 = matmul_gflops(n, "bf16", iterations);
+  for (const int64_t n : ceiling_sizes(device)) {
+    const int64_t iterations = ceiling_iterations(n, device);
+    const double fp32 = matmul_gflops(n, "fp32", iterations, 3, device);
+    const double bf16 = matmul_gflops(n, "bf16", iterations, 3, device);
     best_fp32 = std::max(best_fp32, fp32);
     best_bf16 = std::max(best_bf16, bf16);
     std::printf("%8lld %12.1f %12.1f\n", static_cast<long long>(n), fp32, bf16);

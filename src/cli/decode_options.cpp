@@ -15,7 +15,7 @@ void add_decode_options(cxxopts::Options& options) {
       ("device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))
       ("threads", "CPU threads (0: one per core; default: the checkpoint's train.threads)",
        cxxopts::value<int64_t>(), "N")
-      ("precision", "fp32 | bf16 (autocast matmuls)",
+      ("precision", "fp32 | bf16 (autocast matmuls) | auto (bf16 on CPU, fp32 on CUDA)",
        cxxopts::value<std::string>()->default_value("fp32"));
   // clang-format on
   options.add_options("decoding (defaults: the checkpoint's decode section)")(
@@ -50,8 +50,8 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   configure_threads(args.count("threads") ? args["threads"].as<int64_t>()
                                           : session.loaded.config.train.threads);
   const auto precision = args["precision"].as<std::string>();
-  if (precision != "fp32" && precision != "bf16") {
-    throw Error("--precision " + precision + " is not valid: use fp32 or bf16");
+  if (precision != "fp32" && precision != "bf16" && precision != "auto") {
+    throw Error("--precision " + precision + " is not valid: use fp32, bf16 or auto");
   }
   session.autocast = std::make_unique<AutocastGuard>(precision, device);
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);

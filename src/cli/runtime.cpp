@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/precision.h"
 
 namespace nmt::cli {
 namespace {
@@ -40,7 +41,8 @@ void tune_runtime(char** argv) {
 void tune_for_training(const Config& config) {
   const char* chosen = std::getenv(kChosenPolicy);
   if (chosen == nullptr || std::strcmp(chosen, "passive") != 0 || original_args.empty()) return;
-  if (config.train.precision != "bf16" || !resolve_device(config.train.device).is_cpu()) return;
+  const at::Device device = resolve_device(config.train.device);
+  if (!device.is_cpu() || resolve_precision(config.train.precision, device) != "bf16") return;
   setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
   setenv(kChosenPolicy, "active", 1);  // once only
   std::vector<char*> argv;

@@ -190,7 +190,7 @@ void TrainConfig::validate() const {
     throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
   }
   check_min("train.threads", threads, 0);
-  check_choice("train.precision", precision, {"fp32", "bf16"});
+  check_choice("train.precision", precision, {"auto", "fp32", "bf16"});
   check_range("train.lr", lr, 1e-9, 10.0);
   check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
   check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);

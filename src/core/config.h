@@ -73,17 +73,19 @@ struct DataConfig {
 
 /// Optimisation, schedule, limits, validation and checkpointing.
 struct TrainConfig {
-  std::string name = "run";        ///< run name; the run directory defaults to checkpoints/<name>
-  std::string run_dir;             ///< run directory; empty = checkpoints/<name>
-  int64_t seed = 1;                ///< seed of initialisation and dropout
-  std::string device = "auto";     ///< auto | cpu | cuda | cuda:N
-  int64_t threads = 0;             ///< CPU threads for LibTorch; 0 = one per core
-  std::string precision = "fp32";  ///< fp32 | bf16 (autocast; residual stream and loss stay fp32)
-  double lr = 5e-4;                ///< peak learning rate
-  double adam_beta1 = 0.9;         ///< Adam β1
-  double adam_beta2 = 0.98;        ///< Adam β2 (the paper, §5.3)
-  double adam_eps = 1e-9;          ///< Adam ε
-  double weight_decay = 0.0;       ///< decoupled weight decay (AdamW); 0 = plain Adam
+  std::string name = "run";     ///< run name; the run directory defaults to checkpoints/<name>
+  std::string run_dir;          ///< run directory; empty = checkpoints/<name>
+  int64_t seed = 1;             ///< seed of initialisation and dropout
+  std::string device = "auto";  ///< auto | cpu | cuda | cuda:N
+  int64_t threads = 0;          ///< CPU threads for LibTorch; 0 = one per core
+  /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on CPU, fp32 on
+  /// CUDA: core/precision.h)
+  std::string precision = "fp32";
+  double lr = 5e-4;                       ///< peak learning rate
+  double adam_beta1 = 0.9;                ///< Adam β1
+  double adam_beta2 = 0.98;               ///< Adam β2 (the paper, §5.3)
+  double adam_eps = 1e-9;                 ///< Adam ε
+  double weight_decay = 0.0;              ///< decoupled weight decay (AdamW); 0 = plain Adam
   std::string schedule = "inverse_sqrt";  ///< inverse_sqrt | constant | linear | cosine (last two
                                           ///< decay to 0 at the run's step/time/epoch limit)
   int64_t warmup_steps = 4000;            ///< linear warmup steps (every schedule)

@@ -37,8 +37,13 @@ at::Tensor autocast_input(const at::Tensor& x) {
   return x.to(at::kBFloat16);  // the only dtype AutocastGuard sets
 }
 
+std::string resolve_precision(const std::string& precision, const at::Device& device) {
+  if (precision == "auto") return device.is_cuda() ? "fp32" : "bf16";
+  return precision;
+}
+
 AutocastGuard::AutocastGuard(const std::string& precision, const at::Device& device)
-    : enabled_(precision == "bf16"), cuda_(device.is_cuda()) {
+    : enabled_(resolve_precision(precision, device) == "bf16"), cuda_(device.is_cuda()) {
   if (!enabled_) return;
   previous_ = is_enabled(cuda_);
   set_enabled(cuda_, true);

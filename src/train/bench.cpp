@@ -10,26 +10,39 @@
 #include <unistd.h>
 
 #include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include "core/device.h"
+#include "core/files.h"
 #include "core/precision.h"
 #include "train/trainer.h"
 
 namespace nmt {
 namespace fs = std::filesystem;
 
-double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations, int64_t repeats) {
+namespace {
+void synchronize(const at::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+}  // namespace
+
+double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations, int64_t repeats,
+                     const at::Device& device) {
   torch::NoGradGuard no_grad;
   // Operands already in the dtype: the ceiling is the GEMM kernel's (OpenBLAS for fp32, oneDNN
-  // for bf16), without autocast's casts, which the trainer's FLOP count does not include either.
-  const auto type = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
-  const auto a = torch::randn({n, n}).to(type), b = torch::randn({n, n}).to(type);
-  auto c = torch::empty({n, n}, type);
+  // for bf16 on the CPU; cuBLAS on CUDA), without autocast's casts, which the trainer's FLOP
+  // count does not include either.
+  const auto options =
+      torch::TensorOptions(device).dtype(dtype == "bf16" ? at::kBFloat16 : at::kFloat);
+  const auto a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
+  auto c = torch::empty({n, n}, options);
   double best = std::numeric_limits<double>::infinity();
   for (int64_t r = 0; r < repeats + 1; ++r) {  // the first round warms caches and thread pools
+    synchronize(device);
     const auto start = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < iterations; ++i) at::mm_out(c, a, b);
+    synchronize(device);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (r > 0) best = std::min(best, seconds);
@@ -37,10 +50,21 @@ double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations, in
   return 2.0 * double(n) * double(n) * double(n) * double(iterations) / best / 1e9;
 }
 
-double matmul_ceiling_gflops(const std::string& dtype) {
+std::vector<int64_t> ceiling_sizes(const at::Device& device) {
+  if (device.is_cuda()) return {1024, 2048, 4096, 8192};
+  return {256, 512, 1024, 2048};
+}
+
+int64_t ceiling_iterations(int64_t n, const at::Device& device) {
+  // CPU: 20 products of 1024 (about 0.1 s at 400 GFLOP/s); CUDA: 2e13 FLOP (tens of ms).
+  if (device.is_cuda()) return std::max<int64_t>(10, int64_t(1e13 / (double(n) * n * n)));
+  return std::max<int64_t>(2, 20 * 1024 / n);
+}
+
+double matmul_ceiling_gflops(const std::string& dtype, const at::Device& device) {
   double best = 0.0;
-  for (const int64_t n : kCeilingSizes) {
-    best = std::max(best, matmul_gflops(n, dtype, ceiling_iterations(n)));
+  for (const int64_t n : ceiling_sizes(device)) {
+    best = std::max(best, matmul_gflops(n, dtype, ceiling_iterations(n, device), 3, device));
   }
   return best;
 }
@@ -48,7 +72,7 @@ double matmul_ceiling_gflops(const std::string& dtype) {
 TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::ostream& out) {
   const fs::path run_dir =
       fs::temp_directory_path() / ("nmt_bench_train_" + std::to_string(::getpid()));
-  fs::remove_all(run_dir);
+  remove_tree(run_dir);
   // Reuse a tokenizer already trained for this config's run, if there is one (saves minutes).
   const fs::path source_run = config.train.resolved_run_dir();
   fs::create_directories(run_dir);
@@ -78,19 +102,20 @@ TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::
     result.tokens_per_second = summary.tokens_per_second;
     result.flops_per_second = summary.flops_per_second;
   }
-  fs::remove_all(run_dir);
-  result.fp32_ceiling = 1e9 * matmul_ceiling_gflops("fp32");
-  result.bf16_ceiling = 1e9 * matmul_ceiling_gflops("bf16");
+  remove_tree(run_dir);
+  const at::Device device = resolve_device(config.train.device);
+  result.fp32_ceiling = 1e9 * matmul_ceiling_gflops("fp32", device);
+  result.bf16_ceiling = 1e9 * matmul_ceiling_gflops("bf16", device);
   char line[320];
-  std::snprintf(line, sizeof line,
-                "train %s (%s, %s): %.0f target tokens/s, %.1f GFLOP/s of model matmuls = "
-                "%.0f%% of the fp32 matmul ceiling (%.1f GFLOP/s), %.0f%% of the bf16 one "
-                "(%.1f GFLOP/s)\n",
-                config.train.name.c_str(), config.train.precision.c_str(),
-                describe_device(at::kCPU).c_str(), result.tokens_per_second,
-                result.flops_per_second / 1e9,
-                100.0 * result.flops_per_second / result.fp32_ceiling, result.fp32_ceiling / 1e9,
-                100.0 * result.flops_per_second / result.bf16_ceiling, result.bf16_ceiling / 1e9);
+  std::snprintf(
+      line, sizeof line,
+      "train %s (%s, %s): %.0f target tokens/s, %.1f GFLOP/s of model matmuls = "
+      "%.0f%% of the fp32 matmul ceiling (%.1f GFLOP/s), %.0f%% of the bf16 one "
+      "(%.1f GFLOP/s)\n",
+      config.train.name.c_str(), resolve_precision(config.train.precision, device).c_str(),
+      describe_device(device).c_str(), result.tokens_per_second, result.flops_per_second / 1e9,
+      100.0 * result.flops_per_second / result.fp32_ceiling, result.fp32_ceiling / 1e9,
+      100.0 * result.flops_per_second / result.bf16_ceiling, result.bf16_ceiling / 1e9);
   out << line;
   return result;
 }

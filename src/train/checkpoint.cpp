@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include <torch/serialize.h>
 #include <nlohmann/json.hpp>
@@ -111,10 +113,21 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
   }
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
   const fs::path tmp = path.string() + ".tmp";
-  try {
-    archive.save_to(tmp.string());
-  } catch (const c10::Error& e) {
-    throw Error(tmp.string() + ": cannot write checkpoint (" + e.what_without_backtrace() + ")");
+  {
+    // Our own stream: LibTorch 2.x aborts the process (an exception out of a destructor) when
+    // save_to(filename) cannot create the file.
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw Error(tmp.string() + ": cannot write checkpoint (" + std::strerror(errno) + ")");
+    }
+    try {
+      archive.save_to(out);
+    } catch (const c10::Error& e) {
+      throw Error(tmp.string() + ": cannot write checkpoint (" + e.what_without_backtrace() + ")");
+    }
+    out.close();
+    if (!out)
+      throw Error(tmp.string() + ": cannot write checkpoint (" + std::strerror(errno) + ")");
   }
   sync_file(tmp);
   fs::rename(tmp, path);  // atomic on POSIX: readers see the old file or the new one

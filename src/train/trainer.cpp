@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/precision.h"
 #include "train/optimizer.h"
 #include "train/trainer_internal.h"
 
@@ -42,7 +43,8 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   }
   set_up_model(resume);
   save_config(config_, run_dir_ / "config.json");
-  log_->line(describe_device(device_) + ", precision " + config_.train.precision + ", " +
+  log_->line(describe_device(device_) + ", precision " +
+             resolve_precision(config_.train.precision, device_) + ", " +
              std::to_string(count_parameters(*model_)) + " parameters");
 }
 
