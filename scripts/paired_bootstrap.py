@@ -13,7 +13,6 @@ REF may be gzipped (data/multi30k/test_2016_flickr.de.gz). Files are UTF-8, one 
 """
 
 import argparse
-import gzip
 import os
 import random
 import statistics
@@ -24,10 +23,8 @@ import reference_metrics  # noqa: E402
 
 
 def read_lines(path):
-    opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return [line.rstrip("\n") for line in f]
+        return reference_metrics.read_lines(path)
     except (OSError, UnicodeDecodeError) as e:
         sys.exit(f"paired_bootstrap.py: error: {path}: {e}")
 

@@ -21,6 +21,7 @@ Files are UTF-8, one segment per line.
 """
 
 import argparse
+import gzip
 import math
 import re
 import sys
@@ -141,7 +142,9 @@ def chrf_from_statistics(stats):
 
 
 def read_lines(path):
-    with open(path, encoding="utf-8", newline="\n") as f:
+    """The lines of a UTF-8 text file, plain or gzipped (by the .gz suffix), without newlines."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="\n") as f:
         return [line[:-1] if line.endswith("\n") else line for line in f]
 
 

@@ -11,15 +11,12 @@ Needs `pip install sacrebleu` (Debian 12 has no package for it; scripts/referenc
 the project's own independent re-implementation, used by the tests).
 """
 import argparse
-import gzip
 import json
+import os
 import sys
 
-
-def read_lines(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_metrics import read_lines  # noqa: E402
 
 
 def main():
@@ -38,7 +35,7 @@ def main():
         with open(args.results, encoding="utf-8") as f:
             entries = [e for e in json.load(f) if e.get("test_set") == args.split]
         hyps, refs = read_lines(args.hyp), read_lines(args.ref)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or UTF-8
         sys.exit(f"sacrebleu_check: error: {e}")
     if not entries:
         sys.exit(f"sacrebleu_check: error: {args.results} has no entry with test_set {args.split}")

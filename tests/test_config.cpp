@@ -6,7 +6,6 @@
 
 #include "core/config.h"
 #include "core/error.h"
-#include "core/files.h"
 #include "test_util.h"
 
 namespace nmt {
@@ -94,22 +93,6 @@ TEST(Config, LoadReportsFileAndParseErrors) {
   test::expect_error([&] { load_config(dir / "missing.json"); }, "missing.json: cannot open");
   std::ofstream(dir / "bad.json") << "{\"model\": {";
   test::expect_error([&] { load_config(dir / "bad.json"); }, "bad.json: invalid JSON");
-}
-
-TEST(Files, RemoveTreeRemovesNestedEntriesButNotWhatLinksPointTo) {
-  namespace fs = std::filesystem;
-  const auto dir = test::temp_dir("remove_tree");
-  const auto keep = test::temp_dir("remove_tree_keep");
-  std::ofstream(keep / "kept.txt") << "stays";
-  fs::create_directories(dir / "run" / "a" / "b");
-  std::ofstream(dir / "run" / "a" / "b" / "file.txt") << "x";
-  std::ofstream(dir / "run" / "top.txt") << "y";
-  fs::create_directory_symlink(keep, dir / "run" / "link");
-  remove_tree(dir / "run");
-  EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "run")));
-  EXPECT_TRUE(fs::exists(keep / "kept.txt"));
-  EXPECT_NO_THROW(remove_tree(dir / "run"));  // already gone: nothing to do
-  remove_tree(keep);
 }
 
 }  // namespace

@@ -12,8 +12,9 @@
 namespace nmt {
 namespace {
 
-std::string failed_entry;  // the entry nftw's callback could not remove
-int failed_errno = 0;
+// The entry nftw's callback could not remove (nftw passes no user data to its callback).
+thread_local std::string failed_entry;
+thread_local int failed_errno = 0;
 
 int remove_entry(const char* entry, const struct stat*, int, struct FTW*) {
   if (std::remove(entry) == 0) return 0;
