@@ -57,6 +57,29 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"model.activation=tanh"}); },
                      "choose one of relu, gelu");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"data.subword_alpha=1.5"}); },
+                     "data.subword_alpha = 1.5 is out of range: must be in [0, 1]");
+  config = Config();
+  test::expect_error(
+      [&] { apply_overrides(config, {"data.subword_nbest=1"}); },
+      "data.subword_nbest = 1 is not valid: use -1 (sample from all segmentations) or 2..512");
+  config = Config();
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"decode.beam=4", "decode.mbr=5"});
+      },
+      "decode.mbr = 5 is not valid: use 0 (off) or a number of candidates from "
+      "max(2, decode.nbest = 1) to decode.beam = 4");
+  config = Config();
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"decode.beam=4", "decode.mbr_metric=ter"});
+      },
+      "decode.mbr_metric = 'ter' is not valid: choose one of bleu, chrf");
+  config = Config();
+  apply_overrides(config, {"decode.beam=8", "decode.nbest=2", "decode.mbr=8"});
+  EXPECT_EQ(config.decode.mbr, 8);
 }
 
 TEST(Config, OverridesParseValuesAndBareStrings) {

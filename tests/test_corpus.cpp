@@ -157,12 +157,67 @@ TEST(Corpus, LoadSplitFiltersEmptyAndLongPairsWithCounts) {
   EXPECT_EQ(reversed.tgt_text[1], "a dog is sleeping .");
 }
 
-TEST(Corpus, PrepareTokenizerTrainsOnceThenLoads) {
-  const auto run = test::temp_dir("corpus_prepare");
+/// The fixture's training split with a small vocabulary.
+DataConfig tiny_data() {
   DataConfig data;
   data.dir = NMT_FIXTURES_DIR;
   data.train_split = "tiny";
   data.vocab_size = 150;
+  return data;
+}
+
+// An epoch's sampled examples are the split's pairs re-segmented: they decode to its text, are
+// the same for the same (seed, epoch), differ across epochs and seeds, and keep the best
+// segmentation where a sample would exceed data.max_len.
+TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
+  const auto run = test::temp_dir("corpus_sample");
+  DataConfig data = tiny_data();
+  data.subword_alpha = 0.2;
+  EXPECT_TRUE(samples_subwords(data));
+  const Tokenizer tokenizer = prepare_tokenizer(data, run);
+  const EncodedSplit split = load_split(data, "tiny", tokenizer);
+  const auto epoch0 = sample_examples(data, split, tokenizer, 0);
+  ASSERT_EQ(epoch0.size(), split.examples.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < epoch0.size(); ++i) {
+    EXPECT_EQ(tokenizer.decode_src(epoch0[i].src), split.src_text[i]);
+    EXPECT_EQ(tokenizer.decode_tgt(epoch0[i].tgt), split.tgt_text[i]);
+    differ += epoch0[i].tgt != split.examples[i].tgt;
+  }
+  EXPECT_GT(differ, 0u);
+  const auto same = [](const std::vector<Example>& a, const std::vector<Example>& b) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].src != b[i].src || a[i].tgt != b[i].tgt) return false;
+    }
+    return a.size() == b.size();
+  };
+  EXPECT_TRUE(same(sample_examples(data, split, tokenizer, 0), epoch0));
+  EXPECT_FALSE(same(sample_examples(data, split, tokenizer, 1), epoch0));
+  DataConfig reseeded = data;
+  reseeded.seed = 2;
+  EXPECT_FALSE(same(sample_examples(reseeded, split, tokenizer, 0), epoch0));
+
+  // With max_len at the longest best segmentation, a longer sample falls back to it.
+  DataConfig tight = data;
+  tight.max_len = 0;
+  for (const auto& example : split.examples) {
+    tight.max_len = std::max<int64_t>(tight.max_len, int64_t(example.src.size()));
+    tight.max_len = std::max<int64_t>(tight.max_len, int64_t(example.tgt.size()));
+  }
+  tight.subword_alpha = 0.01;  // nearly uniform over segmentations: long samples are common
+  size_t fell_back = 0;
+  const auto bounded = sample_examples(tight, split, tokenizer, 0);
+  for (size_t i = 0; i < bounded.size(); ++i) {
+    EXPECT_LE(int64_t(bounded[i].src.size()), tight.max_len);
+    EXPECT_LE(int64_t(bounded[i].tgt.size()), tight.max_len);
+    fell_back += bounded[i].src == split.examples[i].src;
+  }
+  EXPECT_GT(fell_back, 0u);
+}
+
+TEST(Corpus, PrepareTokenizerTrainsOnceThenLoads) {
+  const auto run = test::temp_dir("corpus_prepare");
+  const DataConfig data = tiny_data();
   bool trained = false;
   const Tokenizer first = prepare_tokenizer(data, run, &trained);
   EXPECT_TRUE(trained);

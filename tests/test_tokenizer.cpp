@@ -100,6 +100,40 @@ TEST(Tokenizer, SpecialIdsAreFixedAndNeverEncoded) {
                      "outside the vocabulary");
 }
 
+/// Every line of the fixture's target side sampled once, inside with_sampling_seed(seed).
+std::vector<std::vector<int64_t>> sample_all(const Tokenizer& tokenizer, uint32_t seed,
+                                             int64_t nbest, double alpha) {
+  std::vector<std::vector<int64_t>> out;
+  Tokenizer::with_sampling_seed(seed, [&] {
+    for (const auto& line : fixture_train().tgt)
+      out.push_back(tokenizer.sample_tgt(line, nbest, alpha));
+  });
+  return out;
+}
+
+// Subword regularization: samples decode to the original text, differ from the best
+// segmentation, repeat exactly for a seed and change with it; for unigram (all segmentations
+// and n-best) and for BPE-dropout.
+TEST_P(TokenizerTypes, SampledSegmentationsRoundTripAndRepeatPerSeed) {
+  const auto& [type, joint] = GetParam();
+  const Tokenizer tokenizer =
+      train_fixture(fixture_config(type, joint), test::temp_dir("tok_sample_" + type));
+  for (const int64_t nbest : {int64_t{-1}, int64_t{8}}) {
+    const double alpha = type == "bpe" ? 0.1 : 0.2;
+    const auto a = sample_all(tokenizer, 7, nbest, alpha);
+    EXPECT_EQ(sample_all(tokenizer, 7, nbest, alpha), a) << "nbest " << nbest;
+    EXPECT_NE(sample_all(tokenizer, 8, nbest, alpha), a) << "nbest " << nbest;
+    const auto& lines = fixture_train().tgt;
+    size_t differ = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      EXPECT_EQ(tokenizer.decode_tgt(a[i]), lines[i]);
+      differ += a[i] != tokenizer.encode_tgt(lines[i]);
+    }
+    EXPECT_GT(differ, lines.size() / 10) << "nbest " << nbest;  // sampling really samples
+  }
+  test::expect_error([&] { sample_all(tokenizer, 1, 513, 0.1); }, "data.subword_nbest = 513");
+}
+
 TEST(Tokenizer, TrainingIsDeterministic) {
   const auto data = fixture_config("unigram", true);
   const Tokenizer a = train_fixture(data, test::temp_dir("tok_det_a"));

@@ -61,6 +61,34 @@ TEST(Trainer, ResumeGivesTheSameLossCurve) {
   EXPECT_EQ(train_losses(dir / "halves"), expected);  // bit-identical on CPU
 }
 
+// Under subword sampling every epoch has its own segmentations, and a run resumed inside an
+// epoch re-samples that epoch's exactly: the same losses as an uninterrupted run, which differ
+// from a run without sampling.
+TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
+  const auto dir = test::temp_dir("resume_sampling");
+  Config whole = test::tiny_config(dir / "whole");
+  whole.data.subword_alpha = 0.2;
+  whole.train.max_epochs = 0;
+  whole.train.max_steps = 40;
+  train(whole);
+  const auto epochs = train_series(dir / "whole", "epoch");
+  ASSERT_EQ(epochs.size(), 40u);
+  EXPECT_GE(epochs.back(), 2.0);  // into a second epoch, with its own segmentations
+  Config halves = whole;
+  halves.train.run_dir = (dir / "halves").string();
+  halves.train.max_steps = 5;  // stops inside the first epoch
+  EXPECT_EQ(train(halves).steps, 5);
+  halves.train.max_steps = 40;
+  EXPECT_EQ(train(halves, /*resume=*/true).steps, 40);
+  const auto expected = train_losses(dir / "whole");
+  EXPECT_EQ(train_losses(dir / "halves"), expected);
+  Config plain = whole;
+  plain.train.run_dir = (dir / "plain").string();
+  plain.data.subword_alpha = 0.0;
+  train(plain);
+  EXPECT_NE(train_losses(dir / "plain"), expected);
+}
+
 // The trainer feeds the budget's progress to the schedule: with max_steps = 4 and no warmup, the
 // linear schedule's steps use lr · (1 - k / 4), the last one 0.
 TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {

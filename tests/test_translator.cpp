@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/corpus.h"
+#include "decode/mbr.h"
 #include "decode/search.h"
 #include "decode/translator.h"
 #include "decode_test_util.h"
@@ -105,6 +106,70 @@ TEST(Translator, NbestGivesScoredHypothesesBestFirst) {
   EXPECT_GE(results[0].nbest[0].score, results[0].nbest[1].score);
   EXPECT_GE(results[0].nbest[1].score, results[0].nbest[2].score);
   EXPECT_EQ(results[1].nbest.size(), 1u);  // empty input: one empty translation
+}
+
+// MBR reorders the beam's own candidates (decode_all's n-best with their log-probabilities) by
+// expected utility, the scores become the utilities, and decode.nbest of them are kept.
+TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
+  const std::vector<std::string> lines = {"a dog is waiting .", "two men ride red bikes .", ""};
+  for (const std::string metric : {"bleu", "chrf"}) {
+    std::ostringstream log;
+    DecodeConfig config = short_outputs(4, 2);
+    config.max_len_offset = 6;
+    config.mbr = 4;
+    config.mbr_metric = metric;
+    auto translator = make_translator(log, config);
+    const auto chosen = translator.translate(lines);
+    DecodeConfig search = config;
+    search.nbest = 4;
+    for (size_t i = 0; i < 2; ++i) {
+      const auto candidates =
+          decode_all(translator.model(), {test::fixture_tokenizer().encode_src(lines[i])}, search,
+                     at::kCPU)[0];
+      ASSERT_EQ(candidates.size(), 4u);
+      std::vector<std::string> texts;
+      std::vector<double> log_probs;
+      for (const auto& h : candidates) {
+        texts.push_back(test::fixture_tokenizer().decode_tgt(h.tokens));
+        log_probs.push_back(h.log_prob);
+      }
+      const auto utilities = mbr_expected_utilities(texts, log_probs, metric);
+      const size_t best =
+          size_t(std::max_element(utilities.begin(), utilities.end()) - utilities.begin());
+      ASSERT_EQ(chosen[i].nbest.size(), 2u);
+      EXPECT_EQ(chosen[i].best(), texts[best]) << metric;
+      // (Batched and single-sentence decoding differ in the last float bits of log-probs.)
+      EXPECT_NEAR(chosen[i].nbest[0].score, utilities[best], 1e-4) << metric;
+      EXPECT_GE(chosen[i].nbest[0].score, chosen[i].nbest[1].score) << metric;
+    }
+    EXPECT_EQ(chosen[2].best(), "");
+  }
+}
+
+TEST(Mbr, ConsensusWinsUnlessTheModelIsSureOfAnOutlier) {
+  const std::vector<std::string> texts = {
+      "ein Mann fährt ein rotes Fahrrad .", "ein Hund spielt im Schnee .",
+      "ein Mann fährt ein rotes Rad .", "ein Mann fährt ein Fahrrad ."};
+  for (const std::string metric : {"bleu", "chrf"}) {
+    // Equal probabilities: the candidate closest to the others wins, the outlier loses.
+    const auto even = mbr_expected_utilities(texts, {-1.0, -1.0, -1.0, -1.0}, metric);
+    EXPECT_EQ(std::max_element(even.begin(), even.end()) - even.begin(), 0) << metric;
+    EXPECT_EQ(std::min_element(even.begin(), even.end()) - even.begin(), 1) << metric;
+    // A model all but certain of the outlier: utilities follow it (u(h, h) is the maximum).
+    const auto sure = mbr_expected_utilities(texts, {-60.0, 0.0, -60.0, -60.0}, metric);
+    EXPECT_EQ(std::max_element(sure.begin(), sure.end()) - sure.begin(), 1) << metric;
+    EXPECT_NEAR(sure[1], 100.0, 1e-6) << metric;
+    // Softmax is shift-invariant: huge log-probabilities do not overflow.
+    EXPECT_EQ(mbr_expected_utilities(texts, {-1e4 - 1, -1e4 - 1, -1e4 - 1, -1e4 - 1}, metric),
+              even);
+  }
+  EXPECT_NEAR(sentence_chrf(texts[0], texts[2]), corpus_chrf({texts[0]}, {texts[2]}).score, 1e-9);
+  test::expect_error([&] { mbr_expected_utilities(texts, {0.0}, "bleu"); }, "4 candidates but 1");
+  test::expect_error(
+      [&] {
+        mbr_expected_utilities(texts, {0, 0, 0, 0}, "ter");
+      },
+      "MBR metric 'ter' is not valid: choose one of bleu, chrf");
 }
 
 TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {

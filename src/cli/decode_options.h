@@ -18,11 +18,11 @@
 namespace nmt::cli {
 
 /// Adds --checkpoint, --device, --threads, --precision and the decoding options --beam, --nbest,
-/// --length-penalty, --max-len, --batch-tokens.
+/// --length-penalty, --max-len, --batch-tokens, --mbr, --mbr-metric.
 void add_decode_options(cxxopts::Options& options);
 
 /// `base` (a checkpoint's decode section) with the decoding options given on the command line;
-/// --nbest above the beam raises the beam when --beam is not given. Validated.
+/// --nbest or --mbr above the beam raises the beam when --beam is not given. Validated.
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args);
 
 /// A checkpoint loaded as the options say, with a Translator over it.

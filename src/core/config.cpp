@@ -181,6 +181,11 @@ void DataConfig::validate() const {
   check_min("data.batch_tokens", batch_tokens, 1);
   check_min("data.pool_batches", pool_batches, 1);
   check_min("data.seed", seed, 0);
+  check_range("data.subword_alpha", subword_alpha, 0.0, 1.0);
+  if (subword_nbest != -1 && (subword_nbest < 2 || subword_nbest > 512)) {
+    throw Error("data.subword_nbest = " + std::to_string(subword_nbest) +
+                " is not valid: use -1 (sample from all segmentations) or 2..512");
+  }
 }
 
 void TrainConfig::validate() const {
@@ -235,6 +240,12 @@ void DecodeConfig::validate() const {
   check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
   check_min("decode.max_len_offset", max_len_offset, 1);
   check_min("decode.batch_tokens", batch_tokens, 1);
+  if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > beam)) {
+    throw Error("decode.mbr = " + std::to_string(mbr) + " is not valid: use 0 (off) or a number " +
+                "of candidates from max(2, decode.nbest = " + std::to_string(nbest) +
+                ") to decode.beam = " + std::to_string(beam));
+  }
+  check_choice("decode.mbr_metric", mbr_metric, {"bleu", "chrf"});
 }
 
 void Config::validate() const {

@@ -59,6 +59,12 @@ struct DataConfig {
   int64_t batch_tokens = 4096;         ///< token budget per batch, padding included, per side
   int64_t pool_batches = 100;          ///< length-sort pools of this many batches
   int64_t seed = 1;                    ///< seed of the batch order (mixed with the epoch number)
+  /// Subword regularization of the training split: every epoch re-segments each sentence by
+  /// sampling (Kudo 2018) instead of taking the best segmentation. Unigram: the sampling
+  /// distribution's sharpness α (0 = off; 0.1-0.5 typical); bpe: BPE-dropout's merge dropout
+  /// probability. Validation, evaluation and translation always use the best segmentation.
+  double subword_alpha = 0.0;
+  int64_t subword_nbest = -1;  ///< unigram: sample from the n best segmentations; -1 = all of them
 
   template <class F>
   void fields(F&& f) {
@@ -67,6 +73,7 @@ struct DataConfig {
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
     f("character_coverage", character_coverage), f("max_len", max_len);
     f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
+    f("subword_alpha", subword_alpha), f("subword_nbest", subword_nbest);
   }
   void validate() const;
 };
@@ -135,11 +142,17 @@ struct DecodeConfig {
   double length_penalty = 0.6;  ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
   int64_t max_len_offset = 50;  ///< output limit = source length + this
   int64_t batch_tokens = 4096;  ///< source-token budget per decoding batch
+  /// Minimum Bayes risk decoding (decode/mbr.h): the beam's `mbr` best hypotheses are the
+  /// candidates and pseudo-references, the output is the one with the highest expected
+  /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
+  int64_t mbr = 0;
+  std::string mbr_metric = "bleu";  ///< bleu | chrf
 
   template <class F>
   void fields(F&& f) {
     f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
     f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
+    f("mbr", mbr), f("mbr_metric", mbr_metric);
   }
   void validate() const;
 };

@@ -1,6 +1,7 @@
 #include "data/dataset.h"
 
 #include <cstdio>
+#include <random>
 #include <sstream>
 
 #include "core/error.h"
@@ -58,6 +59,27 @@ EncodedSplit load_split(const DataConfig& data, const std::string& split,
   }
   out.stats.kept = out.examples.size();
   return out;
+}
+
+std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
+                                     const Tokenizer& tokenizer, int64_t epoch) {
+  // The same mixing of (seed, epoch) as the batch order's, on another stream.
+  const auto seed64 = static_cast<uint64_t>(data.seed), ep = static_cast<uint64_t>(epoch);
+  std::seed_seq mix{seed64 & 0xffffffffu, seed64 >> 32, ep & 0xffffffffu, ep >> 32,
+                    uint64_t{0x5eb3}};
+  uint32_t seed = 0;
+  mix.generate(&seed, &seed + 1);
+  std::vector<Example> examples(split.examples.size());
+  const auto limit = static_cast<size_t>(data.max_len);
+  Tokenizer::with_sampling_seed(seed, [&] {
+    for (size_t i = 0; i < examples.size(); ++i) {
+      auto src = tokenizer.sample_src(split.src_text[i], data.subword_nbest, data.subword_alpha);
+      auto tgt = tokenizer.sample_tgt(split.tgt_text[i], data.subword_nbest, data.subword_alpha);
+      examples[i].src = src.size() <= limit ? std::move(src) : split.examples[i].src;
+      examples[i].tgt = tgt.size() <= limit ? std::move(tgt) : split.examples[i].tgt;
+    }
+  });
+  return examples;
 }
 
 Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, bool* trained) {

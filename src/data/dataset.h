@@ -33,6 +33,17 @@ struct EncodedSplit {
 EncodedSplit load_split(const DataConfig& data, const std::string& split,
                         const Tokenizer& tokenizer, bool filter_long = true);
 
+/// Whether data.subword_alpha turns subword regularization on.
+inline bool samples_subwords(const DataConfig& data) { return data.subword_alpha > 0.0; }
+
+/// The training examples of one epoch under subword regularization: every kept pair of `split`
+/// re-segmented by Tokenizer::sample_src/sample_tgt with data.subword_nbest and subword_alpha,
+/// the same for the same (data.seed, epoch) (so a resumed epoch gets its batches back) and
+/// different across epochs. A sampled side longer than data.max_len keeps the best segmentation
+/// (`split.examples`), so the pairs are exactly split's.
+std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
+                                     const Tokenizer& tokenizer, int64_t epoch);
+
 /// The tokenizer of a run: loads it from `run_dir` if its model file(s) exist
 /// (Tokenizer::model_files), otherwise trains it on data.train_split (non-empty lines, trimmed)
 /// and writes it there. `trained`, when given, says which happened.

@@ -3,7 +3,11 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <exception>
 #include <fstream>
+#include <limits>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -134,6 +138,18 @@ std::vector<int64_t> encode(const Processor& sp, const std::string& text) {
   return {ids.begin(), ids.end()};
 }
 
+std::vector<int64_t> sample(const Processor& sp, const std::string& text, int64_t nbest,
+                            double alpha) {
+  std::vector<int> ids;
+  const auto status =
+      sp.SampleEncode(text, static_cast<int>(nbest), static_cast<float>(alpha), &ids);
+  if (!status.ok()) {
+    throw Error("SentencePiece cannot sample a segmentation of '" + text +
+                "' (data.subword_nbest = " + std::to_string(nbest) + "): " + status.ToString());
+  }
+  return {ids.begin(), ids.end()};
+}
+
 /// Skips pad/bos/eos (model output carries them); an id outside the vocabulary is an error.
 std::string decode(const Processor& sp, const std::vector<int64_t>& ids) {
   std::vector<int> kept;
@@ -211,6 +227,35 @@ std::vector<int64_t> Tokenizer::encode_src(const std::string& text) const {
 
 std::vector<int64_t> Tokenizer::encode_tgt(const std::string& text) const {
   return encode(*tgt_, text);
+}
+
+std::vector<int64_t> Tokenizer::sample_src(const std::string& text, int64_t nbest,
+                                           double alpha) const {
+  return sample(*src_, text, nbest, alpha);
+}
+
+std::vector<int64_t> Tokenizer::sample_tgt(const std::string& text, int64_t nbest,
+                                           double alpha) const {
+  return sample(*tgt_, text, nbest, alpha);
+}
+
+void Tokenizer::with_sampling_seed(uint32_t seed, const std::function<void()>& work) {
+  // SentencePiece seeds a thread's generator from this global at the thread's first draw, and
+  // treats the largest value as "random": one seeding at a time, and never that value.
+  static std::mutex seeding;
+  std::lock_guard<std::mutex> lock(seeding);
+  if (seed == std::numeric_limits<uint32_t>::max()) seed -= 1;
+  sentencepiece::SetRandomGeneratorSeed(seed);
+  std::exception_ptr failure;
+  std::thread worker([&] {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  worker.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 std::vector<std::string> Tokenizer::src_pieces(const std::string& text) const {

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +48,17 @@ class Tokenizer {
 
   std::vector<int64_t> encode_src(const std::string& text) const;
   std::vector<int64_t> encode_tgt(const std::string& text) const;
+  /// One sampled segmentation (subword regularization; data.subword_alpha / subword_nbest):
+  /// unigram models sample from the `nbest` best segmentations (-1: all, by
+  /// forward-filtering backward-sampling) with probabilities ∝ P(x)^alpha; bpe models apply
+  /// BPE-dropout with probability `alpha`. Decodes to the same text as encode_*'s ids. Draws from
+  /// the calling thread's SentencePiece generator: call inside with_sampling_seed to reproduce.
+  std::vector<int64_t> sample_src(const std::string& text, int64_t nbest, double alpha) const;
+  std::vector<int64_t> sample_tgt(const std::string& text, int64_t nbest, double alpha) const;
+  /// Runs `work` on a new thread whose SentencePiece random generator starts from `seed`
+  /// (SentencePiece keeps one per thread, seeded at its first use), so the sample_* calls in
+  /// `work` give the same segmentations for the same seed. Exceptions in `work` are rethrown.
+  static void with_sampling_seed(uint32_t seed, const std::function<void()>& work);
   /// Pieces (for display, e.g. attention heat maps).
   std::vector<std::string> src_pieces(const std::string& text) const;
   std::vector<std::string> tgt_pieces(const std::vector<int64_t>& ids) const;

@@ -3,6 +3,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "core/error.h"
 #include "core/special_ids.h"
 #include "data/corpus.h"
+#include "decode/mbr.h"
 #include "decode/search.h"
 
 namespace nmt {
@@ -84,14 +86,34 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
     }
   }
   if (sources.empty()) return results;
-  auto hypotheses = decode_all(model_, sources, config_, device_);
+  DecodeConfig search = config_;
+  if (config_.mbr > 0) search.nbest = config_.mbr;  // the candidates
+  auto hypotheses = decode_all(model_, sources, search, device_);
   for (size_t k = 0; k < positions.size(); ++k) {
+    auto& nbest = results[positions[k]].nbest;
     for (auto& h : hypotheses[k]) {
-      results[positions[k]].nbest.push_back(
-          {tokenizer_.decode_tgt(h.tokens), h.score, std::move(h.tokens)});
+      nbest.push_back({tokenizer_.decode_tgt(h.tokens), h.score, std::move(h.tokens)});
     }
+    if (config_.mbr > 0) select_by_mbr(nbest, hypotheses[k]);
   }
   return results;
+}
+
+void Translator::select_by_mbr(std::vector<TranslatedText>& nbest,
+                               const std::vector<Hypothesis>& hypotheses) const {
+  std::vector<std::string> texts;
+  std::vector<double> log_probs;
+  for (size_t i = 0; i < nbest.size(); ++i) {
+    texts.push_back(nbest[i].text);
+    log_probs.push_back(hypotheses[i].log_prob);
+  }
+  const auto utilities = mbr_expected_utilities(texts, log_probs, config_.mbr_metric);
+  for (size_t i = 0; i < nbest.size(); ++i) nbest[i].score = utilities[i];
+  // Highest expected utility first; ties keep the search's order.
+  std::stable_sort(
+      nbest.begin(), nbest.end(),
+      [](const TranslatedText& a, const TranslatedText& b) { return a.score > b.score; });
+  if (nbest.size() > size_t(config_.nbest)) nbest.resize(size_t(config_.nbest));
 }
 
 std::vector<std::string> Translator::translate_texts(const std::vector<std::string>& lines) {

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "data/tokenizer.h"
+#include "decode/search.h"
 #include "model/seq2seq.h"
 
 namespace nmt {
@@ -17,7 +18,8 @@ namespace nmt {
 /// One translation of one input.
 struct TranslatedText {
   std::string text;             ///< detokenized output
-  double score = 0.0;           ///< search score (log-prob, length-penalised with beam > 1)
+  double score = 0.0;           ///< search score (log-prob, length-penalised with beam > 1); with
+                                ///< decode.mbr, the expected utility (0..100) instead
   std::vector<int64_t> tokens;  ///< target ids, without bos/eos
 };
 
@@ -79,6 +81,10 @@ class Translator {
   std::vector<int64_t> encode_source(const std::string& line, size_t line_number,
                                      TranslationResult& result) const;
   void report(const std::string& message) const;
+  /// decode.mbr: orders one input's candidates by expected utility (their scores become it) and
+  /// keeps decode.nbest. `hypotheses` are the candidates' search results, in the same order.
+  void select_by_mbr(std::vector<TranslatedText>& nbest,
+                     const std::vector<Hypothesis>& hypotheses) const;
   /// Teacher-forced cross-attention weights [tgt_len, src_len] (CPU, float32) of one pair of
   /// id sequences: src ids + eos, bos + target ids.
   at::Tensor cross_attention(const std::vector<int64_t>& src_ids,

@@ -119,4 +119,10 @@ ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
   return result;
 }
 
+double sentence_chrf(const std::string& hypothesis, const std::string& reference) {
+  ChrfStats stats{};
+  add_sentence(hypothesis, reference, /*lowercase=*/false, stats);
+  return f_score(stats);
+}
+
 }  // namespace nmt

@@ -19,4 +19,7 @@ struct ChrfScore {
 ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
                       const std::vector<std::string>& references, bool lowercase = false);
 
+/// chrF2 of one hypothesis against one reference (sacreBLEU's sentence_chrf), 0..100.
+double sentence_chrf(const std::string& hypothesis, const std::string& reference);
+
 }  // namespace nmt

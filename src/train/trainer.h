@@ -51,6 +51,10 @@ class Trainer {
  private:
   void set_up_model(bool resume);
   void train_epoch(TrainSummary& summary);
+  /// The examples this epoch's batches index: train_'s, or sampled_ under subword sampling.
+  const std::vector<Example>& epoch_examples() const;
+  /// Re-segments the training split for the epoch under way (data.subword_alpha > 0).
+  void resample_subwords();
   double train_step(const std::vector<std::vector<size_t>>& group);
   void after_step(TrainSummary& summary, double loss);
   void run_validation(TrainSummary& summary);
@@ -65,6 +69,7 @@ class Trainer {
   std::unique_ptr<RunLog> log_;
   std::optional<Tokenizer> tokenizer_;
   EncodedSplit train_;
+  std::vector<Example> sampled_;  ///< this epoch's re-segmented train_ (data.subword_alpha > 0)
   EncodedSplit valid_;
   std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
   Seq2Seq model_{nullptr};

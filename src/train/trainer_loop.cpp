@@ -103,7 +103,8 @@ TrainSummary Trainer::run(bool final_validation) {
 }
 
 void Trainer::train_epoch(TrainSummary& summary) {
-  const auto batches = make_batches(train_.examples, batching_options(config_.data), state_.epoch);
+  if (samples_subwords(config_.data)) resample_subwords();
+  const auto batches = make_batches(epoch_examples(), batching_options(config_.data), state_.epoch);
   const auto accum = size_t(config_.train.accum_steps);
   window_->epoch_batches = int64_t(batches.size());
   if (console_is_terminal(log_->console())) {
@@ -135,11 +136,33 @@ void Trainer::train_epoch(TrainSummary& summary) {
   }
 }
 
+const std::vector<Example>& Trainer::epoch_examples() const {
+  return samples_subwords(config_.data) ? sampled_ : train_.examples;
+}
+
+void Trainer::resample_subwords() {
+  const auto start = Clock::now();
+  const bool first = sampled_.empty();
+  sampled_ = sample_examples(config_.data, train_, *tokenizer_, state_.epoch);
+  if (!first) return;
+  int64_t tgt_tokens = 0;
+  for (const auto& example : sampled_) tgt_tokens += int64_t(example.tgt.size());
+  const double per_sentence = sampled_.empty() ? 0.0 : double(tgt_tokens) / double(sampled_.size());
+  const double best =
+      train_.stats.kept == 0 ? 0.0 : double(train_.stats.tgt_tokens) / double(train_.stats.kept);
+  say("subword sampling (data.subword_alpha " + fixed(config_.data.subword_alpha, 2) +
+      ", subword_nbest " + std::to_string(config_.data.subword_nbest) + "): epoch " +
+      std::to_string(state_.epoch + 1) + " re-segmented in " +
+      fixed(std::chrono::duration<double>(Clock::now() - start).count(), 2) + " s, " +
+      fixed(per_sentence, 2) + " target pieces per sentence (best segmentation " + fixed(best, 2) +
+      ")");
+}
+
 double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   std::vector<Batch> batches;
   int64_t tokens = 0;
   for (const auto& indices : group) {
-    batches.push_back(collate(train_.examples, indices));
+    batches.push_back(collate(epoch_examples(), indices));
     const Batch& b = batches.back();
     tokens += b.tgt_tokens;
     window_->run_flops +=
