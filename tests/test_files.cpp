@@ -38,5 +38,13 @@ TEST(Files, RemoveTreeNamesTheEntryItCannotRemove) {
   remove_tree(dir);
 }
 
+// The same error where root cannot remove either: procfs refuses every unlink, so remove_tree
+// stops at the first entry it visits (depth first) and names it.
+TEST(Files, RemoveTreeNamesAnEntryTheKernelRefusesToRemove) {
+  ASSERT_TRUE(fs::exists("/proc/self/fdinfo"));
+  test::expect_error([] { remove_tree("/proc/self/fdinfo"); }, "/proc/self/fdinfo/");
+  test::expect_error([] { remove_tree("/proc/self/fdinfo"); }, ": cannot remove (");
+}
+
 }  // namespace
 }  // namespace nmt

@@ -40,6 +40,14 @@ std::vector<double> train_series(const fs::path& run_dir, const std::string& key
 
 std::vector<double> train_losses(const fs::path& run_dir) { return train_series(run_dir, "loss"); }
 
+/// tiny_config with a step limit instead of the one-epoch limit.
+Config step_config(const fs::path& run_dir, int64_t max_steps) {
+  Config config = test::tiny_config(run_dir);
+  config.train.max_epochs = 0;
+  config.train.max_steps = max_steps;
+  return config;
+}
+
 TrainSummary train(const Config& config, bool resume = false) {
   std::ostringstream console;
   Trainer trainer(config, resume, console);
@@ -66,10 +74,8 @@ TEST(Trainer, ResumeGivesTheSameLossCurve) {
 // from a run without sampling.
 TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
   const auto dir = test::temp_dir("resume_sampling");
-  Config whole = test::tiny_config(dir / "whole");
+  Config whole = step_config(dir / "whole", 40);
   whole.data.subword_alpha = 0.2;
-  whole.train.max_epochs = 0;
-  whole.train.max_steps = 40;
   train(whole);
   const auto epochs = train_series(dir / "whole", "epoch");
   ASSERT_EQ(epochs.size(), 40u);
@@ -93,11 +99,9 @@ TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
 // linear schedule's steps use lr · (1 - k / 4), the last one 0.
 TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {
   const auto dir = test::temp_dir("linear_schedule");
-  Config config = test::tiny_config(dir / "run");
+  Config config = step_config(dir / "run", 4);
   config.train.schedule = "linear";
   config.train.warmup_steps = 0;
-  config.train.max_epochs = 0;
-  config.train.max_steps = 4;
   train(config);
   const auto lrs = train_series(dir / "run", "lr");
   ASSERT_EQ(lrs.size(), 4u);

@@ -63,6 +63,11 @@ int run_bench_decode(int argc, char** argv) {
   // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
+  if (args.count("mbr")) {
+    throw Error(
+        "bench decode times the searches themselves; --mbr is not one of them (measure "
+        "it with nmt evaluate --mbr N, which prints the decoding speed)");
+  }
   auto session = open_decode_session(args);
   const auto& data = session.loaded.config.data;
   const auto file = args.count("src")
