@@ -80,6 +80,33 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   config = Config();
   apply_overrides(config, {"decode.beam=8", "decode.nbest=2", "decode.mbr=8"});
   EXPECT_EQ(config.decode.mbr, 8);
+  // Sampling: the draws bound nbest and mbr instead of the beam.
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"decode.sample=-1"}); },
+                     "decode.sample = -1 is out of range: must be in [0, 4096]");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"decode.sample=8", "decode.epsilon=0.7"}); },
+                     "decode.epsilon = 0.7 is out of range: must be in [0, 0.5]");
+  config = Config();
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"decode.sample=8", "decode.mbr=9"});
+      },
+      "decode.mbr = 9 is not valid: use 0 (off) or a number of candidates from "
+      "max(2, decode.nbest = 1) to decode.sample = 8");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"decode.sample=3", "decode.nbest=4"}); },
+                     "decode.nbest = 4 is out of range: must be in [1, 3]");
+  config = Config();
+  apply_overrides(config, {"decode.beam=1", "decode.sample=32", "decode.nbest=4",
+                           "decode.mbr=16"});
+  EXPECT_EQ(config.decode.candidates(), 32);
+  const auto plain = config.decode.plain_search(5);
+  EXPECT_EQ(plain.beam, 5);
+  EXPECT_EQ(plain.nbest, 1);
+  EXPECT_EQ(plain.mbr, 0);
+  EXPECT_EQ(plain.sample, 0);
+  EXPECT_NO_THROW(plain.validate());
 }
 
 TEST(Config, OverridesParseValuesAndBareStrings) {

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <vector>
@@ -237,6 +239,15 @@ TEST(Search, OutputLengthLimitIsRespected) {
     EXPECT_EQ(naive[row].tokens, greedy[row].tokens);
     for (const auto& h : beam[row]) EXPECT_EQ(static_cast<int64_t>(h.tokens.size()), limit);
   }
+  auto sampling = config;
+  sampling.sample = 3;
+  sampling.epsilon = 0.0;
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
+  const auto samples = sample_search(model, src, sampling, generator);
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto limit = std::min<int64_t>(lengths[row] + 2, 11);
+    for (const auto& h : samples[row]) EXPECT_EQ(static_cast<int64_t>(h.tokens.size()), limit);
+  }
 }
 
 TEST(Search, NeverEmitsPadOrBos) {
@@ -252,6 +263,17 @@ TEST(Search, NeverEmitsPadOrBos) {
   hypotheses.insert(hypotheses.end(), naive.begin(), naive.end());
   for (const auto& nbest : beam_search(model, src, decode_config(3, 3))) {
     hypotheses.insert(hypotheses.end(), nbest.begin(), nbest.end());
+  }
+  auto sampling = decode_config();
+  sampling.sample = 20;
+  sampling.epsilon = 0.0;
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
+  for (const auto& draws : sample_search(model, src, sampling, generator)) {
+    for (const auto& h : draws) {  // (a draw may end at once: eos is a valid first token)
+      for (const int64_t token : h.tokens) {
+        EXPECT_TRUE(token != kPadId && token != kBosId) << token;
+      }
+    }
   }
   for (const auto& h : hypotheses) {
     EXPECT_FALSE(h.tokens.empty());
@@ -294,6 +316,135 @@ TEST(Search, DecodeAllKeepsInputOrder) {
           beam_search(model, src.slice(0, row, row + 1).slice(1, 0, lengths[row] + 1), config);
       EXPECT_EQ(all[row][0].tokens, one[0][0].tokens) << "beam " << beam << " row " << row;
     }
+  }
+}
+
+DecodeConfig sampling_config(int64_t draws, double epsilon, int64_t offset = 10) {
+  DecodeConfig config = decode_config(1, 1, offset);
+  config.sample = draws;
+  config.epsilon = epsilon;
+  return config;
+}
+
+std::vector<std::vector<Hypothesis>> draw(Seq2Seq& model, const at::Tensor& src,
+                                          const DecodeConfig& config, uint64_t seed) {
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return sample_search(model, src, config, generator);
+}
+
+TEST(Search, SamplingWithEpsilonOneHalfIsGreedy) {
+  // Only a token with probability >= 0.5 survives, or else the most probable one alone.
+  auto model = trained_model();
+  const auto src = random_sources({4, 8, 1, 6}, 5);
+  const auto greedy = greedy_search(model, src, decode_config());
+  const auto samples = draw(model, src, sampling_config(3, 0.5), 1);
+  ASSERT_EQ(samples.size(), greedy.size());
+  for (size_t row = 0; row < greedy.size(); ++row) {
+    ASSERT_EQ(samples[row].size(), 3u);
+    for (const auto& h : samples[row]) {
+      EXPECT_EQ(h.tokens, greedy[row].tokens) << "row " << row;
+      EXPECT_NEAR(h.log_prob, greedy[row].log_prob, 1e-4);
+      EXPECT_EQ(h.score, h.log_prob);
+    }
+  }
+}
+
+TEST(Search, SampledFirstTokensFollowTheModelDistribution) {
+  // A random model spreads its first-token probability over the vocabulary; 4,000 draws of
+  // plain ancestral sampling must match it within sampling error (4 standard deviations).
+  auto model = random_model(5);
+  const auto src = random_sources({3}, 3);
+  const auto probs = reference_next(model, src, {kBosId}).exp();  // [vocab]
+  const int64_t draws = 4000;
+  const auto samples = draw(model, src, sampling_config(draws, 0.0, 1), 7)[0];
+  ASSERT_EQ(static_cast<int64_t>(samples.size()), draws);
+  std::vector<double> counts(kVocab, 0.0);
+  for (const auto& h : samples) ++counts[h.tokens.empty() ? kEosId : h.tokens[0]];
+  EXPECT_EQ(counts[kPadId], 0.0);
+  EXPECT_EQ(counts[kBosId], 0.0);
+  double mass = 0.0;  // the model's probability of the tokens search may produce
+  for (int64_t t = 0; t < kVocab; ++t) {
+    if (t != kPadId && t != kBosId) mass += probs[t].item<double>();
+  }
+  int spread = 0;
+  for (int64_t t = 0; t < kVocab; ++t) {
+    if (t == kPadId || t == kBosId) continue;
+    const double p = probs[t].item<double>() / mass;
+    spread += p > 0.02 ? 1 : 0;
+    EXPECT_NEAR(counts[t] / draws, p, 4.0 * std::sqrt(p * (1 - p) / draws) + 1e-3) << "token " << t;
+  }
+  EXPECT_GE(spread, 5);  // the test means something only if the distribution is spread
+}
+
+TEST(Search, EpsilonSamplingNeverDrawsATokenBelowEpsilon) {
+  auto model = random_model(5);
+  const auto src = random_sources({3}, 3);
+  const auto probs = reference_next(model, src, {kBosId}).exp();
+  const double epsilon = 0.06;
+  std::set<int64_t> first;
+  const auto draws = draw(model, src, sampling_config(500, epsilon, 1), 3);
+  for (const auto& h : draws[0]) {
+    const int64_t token = h.tokens.empty() ? kEosId : h.tokens[0];
+    first.insert(token);
+    EXPECT_GE(probs[token].item<double>(), epsilon) << "token " << token;
+  }
+  EXPECT_GE(first.size(), 2u);
+}
+
+TEST(Search, SamplesAreReproducibleBySeedAndScoredByTheModel) {
+  auto model = trained_model();
+  const std::vector<int64_t> lengths = {5, 2, 7};
+  const auto src = random_sources(lengths, 12);
+  const auto config = sampling_config(6, 0.0);
+  const auto a = draw(model, src, config, 1);
+  const auto b = draw(model, src, config, 1);
+  const auto c = draw(model, src, config, 2);
+  bool differs = false;
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    for (size_t k = 0; k < 6; ++k) {
+      EXPECT_EQ(a[row][k].tokens, b[row][k].tokens);
+      differs = differs || a[row][k].tokens != c[row][k].tokens;
+      // log_prob is the model's teacher-forced log-probability of the draw (eos included).
+      const auto one = src.slice(0, row, row + 1).slice(1, 0, lengths[row] + 1);
+      std::vector<int64_t> prefix = {kBosId};
+      double expected = 0.0;
+      for (const int64_t token : a[row][k].tokens) {
+        expected += reference_next(model, one, prefix)[token].item<double>();
+        prefix.push_back(token);
+      }
+      if (static_cast<int64_t>(a[row][k].tokens.size()) < lengths[row] + 10) {  // ended by eos
+        expected += reference_next(model, one, prefix)[kEosId].item<double>();
+      }
+      EXPECT_NEAR(a[row][k].log_prob, expected, 1e-3) << "row " << row << " draw " << k;
+    }
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(Search, DecodeAllSamplesInInputOrderWithTheConfigSeed) {
+  auto model = trained_model();
+  const std::vector<int64_t> lengths = {7, 1, 4};
+  const auto src = random_sources(lengths, 21);
+  std::vector<std::vector<int64_t>> sources;
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto ids = src[static_cast<int64_t>(row)].slice(0, 0, lengths[row]).contiguous();
+    sources.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  }
+  auto config = sampling_config(4, 0.5);  // greedy draws: comparable row by row
+  config.batch_tokens = 8;                // 2 source tokens per draw: one source per batch
+  const auto all = decode_all(model, sources, config, at::kCPU);
+  const auto greedy = greedy_search(model, src, decode_config());
+  ASSERT_EQ(all.size(), 3u);
+  for (size_t row = 0; row < 3; ++row) {
+    ASSERT_EQ(all[row].size(), 4u);
+    EXPECT_EQ(all[row][3].tokens, greedy[row].tokens) << "row " << row;
+  }
+  config.epsilon = 0.0;
+  config.seed = 9;
+  const auto first = decode_all(model, sources, config, at::kCPU);
+  const auto again = decode_all(model, sources, config, at::kCPU);
+  for (size_t row = 0; row < 3; ++row) {
+    for (size_t k = 0; k < 4; ++k) EXPECT_EQ(first[row][k].tokens, again[row][k].tokens);
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -144,6 +146,104 @@ TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
     }
     EXPECT_EQ(chosen[2].best(), "");
   }
+}
+
+DecodeConfig sampling(int64_t draws, int64_t nbest, int64_t mbr) {
+  DecodeConfig config = short_outputs();
+  config.max_len_offset = 6;
+  config.sample = draws;
+  config.epsilon = 0.0;
+  config.nbest = nbest;
+  config.mbr = mbr;
+  return config;
+}
+
+TEST(Translator, SamplingGivesDistinctSamplesMostProbableFirst) {
+  std::ostringstream log;
+  auto translator = make_translator(log, sampling(24, 24, 0));
+  const auto results = translator.translate({"a dog is waiting .", ""});
+  const auto& nbest = results[0].nbest;
+  ASSERT_GE(nbest.size(), 2u);  // a random model's samples differ
+  ASSERT_LE(nbest.size(), 24u);
+  std::set<std::string> texts;
+  for (size_t i = 0; i < nbest.size(); ++i) {
+    texts.insert(nbest[i].text);
+    EXPECT_EQ(translator.tokenizer().decode_tgt(nbest[i].tokens), nbest[i].text);
+    if (i > 0) {
+      EXPECT_GE(nbest[i - 1].score, nbest[i].score);
+    }
+  }
+  EXPECT_EQ(texts.size(), nbest.size());
+  EXPECT_EQ(results[1].nbest.size(), 1u);
+  // The same seed gives the same samples; the n-best is cut to decode.nbest.
+  auto three = make_translator(log, sampling(24, 3, 0));
+  const auto cut = three.translate({"a dog is waiting ."})[0].nbest;
+  ASSERT_EQ(cut.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(cut[i].text, nbest[i].text);
+}
+
+// MBR over samples: the decode.mbr most probable distinct samples are the candidates, every draw
+// a pseudo-reference of weight 1/draws (so a text drawn k times weighs k/draws).
+TEST(Translator, MbrOverSamplesPicksTheHighestMonteCarloUtility) {
+  const std::string line = "two men ride red bikes .";
+  for (const std::string metric : {"bleu", "chrf"}) {
+    std::ostringstream log;
+    DecodeConfig config = sampling(16, 2, 4);
+    config.mbr_metric = metric;
+    auto translator = make_translator(log, config);
+    const auto chosen = translator.translate({line})[0].nbest;
+    const auto draws = decode_all(translator.model(), {test::fixture_tokenizer().encode_src(line)},
+                                  config, at::kCPU)[0];
+    ASSERT_EQ(draws.size(), 16u);
+    std::map<std::string, double> weight, log_prob;
+    for (const auto& h : draws) {
+      const auto text = test::fixture_tokenizer().decode_tgt(h.tokens);
+      weight[text] += 1.0 / 16;
+      log_prob[text] = log_prob.count(text) ? std::max(log_prob[text], h.log_prob) : h.log_prob;
+    }
+    ASSERT_GE(weight.size(), 3u);
+    std::vector<std::pair<double, std::string>> by_prob;
+    for (const auto& [text, lp] : log_prob) by_prob.emplace_back(lp, text);
+    std::sort(by_prob.rbegin(), by_prob.rend());
+    std::vector<std::string> candidates, references;
+    std::vector<double> weights;
+    for (size_t i = 0; i < std::min<size_t>(4, by_prob.size()); ++i) {
+      candidates.push_back(by_prob[i].second);
+    }
+    for (const auto& [text, w] : weight) references.push_back(text), weights.push_back(w);
+    const auto utilities = mbr_expected_utilities(candidates, references, weights, metric);
+    const size_t best =
+        size_t(std::max_element(utilities.begin(), utilities.end()) - utilities.begin());
+    ASSERT_EQ(chosen.size(), 2u);
+    EXPECT_EQ(chosen[0].text, candidates[best]) << metric;
+    EXPECT_NEAR(chosen[0].score, utilities[best], 1e-9) << metric;
+    EXPECT_GE(chosen[0].score, chosen[1].score) << metric;
+  }
+}
+
+TEST(Mbr, ReferencesWithWeightsGeneraliseTheNbestForm) {
+  const std::vector<std::string> texts = {"ein Mann fährt Rad .", "ein Hund läuft .",
+                                          "ein Mann fährt ein Rad ."};
+  const std::vector<double> log_probs = {-1.0, -2.0, -0.5};
+  std::vector<double> weights;
+  double total = 0.0;
+  for (const double lp : log_probs) weights.push_back(std::exp(lp)), total += std::exp(lp);
+  for (double& w : weights) w /= total;
+  for (const std::string metric : {"bleu", "chrf"}) {
+    const auto nbest = mbr_expected_utilities(texts, log_probs, metric);
+    const auto general = mbr_expected_utilities(texts, texts, weights, metric);
+    for (size_t i = 0; i < texts.size(); ++i) EXPECT_NEAR(nbest[i], general[i], 1e-9);
+    // One reference of weight 1: the utility against it.
+    const auto single = mbr_expected_utilities(texts, {texts[0]}, {1.0}, metric);
+    EXPECT_NEAR(single[0], 100.0, 1e-9);
+    EXPECT_LT(single[1], single[2]);
+  }
+  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5}, "bleu"); },
+                     "MBR: 3 pseudo-references but 2 weights");
+  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5, 0.5}, "bleu"); },
+                     "MBR: the weights sum to 1.500000, not 1");
+  test::expect_error([&] { mbr_expected_utilities(texts, texts, {1.5, -0.5, 0.0}, "chrf"); },
+                     "MBR: weight -0.500000 is not >= 0");
 }
 
 TEST(Mbr, ConsensusWinsUnlessTheModelIsSureOfAnOutlier) {

@@ -63,10 +63,12 @@ int run_bench_decode(int argc, char** argv) {
   // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
-  if (args.count("mbr")) {
-    throw Error(
-        "bench decode times the searches themselves; --mbr is not one of them (measure "
-        "it with nmt evaluate --mbr N, which prints the decoding speed)");
+  for (const char* option : {"mbr", "sample"}) {
+    if (args.count(option)) {
+      throw Error(std::string("bench decode times greedy and beam search; --") + option +
+                  " is not one of them (measure it with nmt evaluate --" + option +
+                  " N, which prints the decoding speed)");
+    }
   }
   auto session = open_decode_session(args);
   const auto& data = session.loaded.config.data;

@@ -65,12 +65,9 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
   if (report.bleu.signature != report.bleu_lowercase.signature) {
     std::cout << "lowercased " << report.bleu_lowercase.to_string() << "\n";
   }
-  const std::string mbr =
-      decode.mbr > 0 ? ", MBR " + decode.mbr_metric + " over " + std::to_string(decode.mbr) : "";
   std::printf(
-      "decoding (%s, beam %lld, alpha %.2f%s): %zu sentences in %.2f s = %.1f "
-      "sentences/s, %.0f target tokens/s\n",
-      set.name.c_str(), static_cast<long long>(decode.beam), decode.length_penalty, mbr.c_str(),
+      "decoding (%s, %s): %zu sentences in %.2f s = %.1f sentences/s, %.0f target tokens/s\n",
+      set.name.c_str(), describe_search(decode).c_str(),
       report.hypotheses.size(), report.decode_seconds, report.sentences_per_second(),
       report.tokens_per_second());
 }
@@ -88,6 +85,9 @@ nlohmann::json score_record(const EvaluationReport& report, const TestSet& set,
           {"length_penalty", decode.length_penalty},
           {"mbr", decode.mbr},
           {"mbr_metric", decode.mbr_metric},
+          {"sample", decode.sample},
+          {"epsilon", decode.epsilon},
+          {"seed", decode.seed},
           {"sentences", report.hypotheses.size()},
           {"bleu", report.bleu.score},
           {"bleu_lowercase", report.bleu_lowercase.score},

@@ -1,5 +1,6 @@
 #include "cli/decode_options.h"
 
+#include <cstdio>
 #include <string>
 
 #include "core/device.h"
@@ -27,7 +28,12 @@ void add_decode_options(cxxopts::Options& options) {
                                       cxxopts::value<int64_t>(), "N")(
       "mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
       cxxopts::value<int64_t>(), "N")("mbr-metric", "MBR utility: bleu | chrf (sentence-level)",
-                                      cxxopts::value<std::string>(), "M");
+                                      cxxopts::value<std::string>(), "M")(
+      "sample", "draw N translations per input by epsilon sampling instead of beam search "
+      "(with --mbr M: MBR over the M most probable, against all N draws)",
+      cxxopts::value<int64_t>(), "N")(
+      "epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
+      cxxopts::value<double>(), "E")("seed", "sampling seed", cxxopts::value<int64_t>(), "S");
 }
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
@@ -36,9 +42,12 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
     base.nbest = args["nbest"].as<int64_t>();
     if (!args.count("beam") && base.beam < base.nbest) base.beam = base.nbest;
   }
+  if (args.count("sample")) base.sample = args["sample"].as<int64_t>();
+  if (args.count("epsilon")) base.epsilon = args["epsilon"].as<double>();
+  if (args.count("seed")) base.seed = args["seed"].as<int64_t>();
   if (args.count("mbr")) {
     base.mbr = args["mbr"].as<int64_t>();
-    if (!args.count("beam") && base.beam < base.mbr) base.beam = base.mbr;
+    if (!args.count("beam") && base.sample == 0 && base.beam < base.mbr) base.beam = base.mbr;
   }
   if (args.count("mbr-metric")) base.mbr_metric = args["mbr-metric"].as<std::string>();
   if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
@@ -46,6 +55,23 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
   if (args.count("batch-tokens")) base.batch_tokens = args["batch-tokens"].as<int64_t>();
   base.validate();
   return base;
+}
+
+std::string describe_search(const DecodeConfig& decode) {
+  char text[160];
+  if (decode.sample > 0) {
+    std::snprintf(text, sizeof text, "%lld samples, epsilon %g, seed %lld",
+                  static_cast<long long>(decode.sample), decode.epsilon,
+                  static_cast<long long>(decode.seed));
+  } else {
+    std::snprintf(text, sizeof text, "beam %lld, alpha %.2f", static_cast<long long>(decode.beam),
+                  decode.length_penalty);
+  }
+  std::string description = text;
+  if (decode.mbr > 0) {
+    description += ", MBR " + decode.mbr_metric + " over " + std::to_string(decode.mbr);
+  }
+  return description;
 }
 
 DecodeSession open_decode_session(const cxxopts::ParseResult& args,

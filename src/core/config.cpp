@@ -236,16 +236,29 @@ std::filesystem::path TrainConfig::resolved_run_dir() const {
 
 void DecodeConfig::validate() const {
   check_range("decode.beam", beam, 1, 1000);
-  check_range("decode.nbest", nbest, 1, beam);
+  check_range("decode.sample", sample, 0, 4096);
+  check_range("decode.epsilon", epsilon, 0.0, 0.5);
+  check_range("decode.nbest", nbest, 1, candidates());
   check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
   check_min("decode.max_len_offset", max_len_offset, 1);
   check_min("decode.batch_tokens", batch_tokens, 1);
-  if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > beam)) {
+  if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > candidates())) {
+    const std::string limit = sample > 0 ? "decode.sample = " + std::to_string(sample)
+                                         : "decode.beam = " + std::to_string(beam);
     throw Error("decode.mbr = " + std::to_string(mbr) + " is not valid: use 0 (off) or a number " +
-                "of candidates from max(2, decode.nbest = " + std::to_string(nbest) +
-                ") to decode.beam = " + std::to_string(beam));
+                "of candidates from max(2, decode.nbest = " + std::to_string(nbest) + ") to " +
+                limit);
   }
   check_choice("decode.mbr_metric", mbr_metric, {"bleu", "chrf"});
+}
+
+DecodeConfig DecodeConfig::plain_search(int64_t beam_size) const {
+  DecodeConfig plain = *this;
+  plain.beam = beam_size;
+  plain.nbest = 1;
+  plain.mbr = 0;
+  plain.sample = 0;
+  return plain;
 }
 
 void Config::validate() const {

@@ -147,14 +147,29 @@ struct DecodeConfig {
   /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
   int64_t mbr = 0;
   std::string mbr_metric = "bleu";  ///< bleu | chrf
+  /// Sampling instead of beam search (decode/search.h, sample_search): `sample` translations are
+  /// drawn per input from the model, token by token, after removing the tokens whose probability
+  /// is below `epsilon` (epsilon sampling, Hewitt et al. 2022; 0 = plain ancestral sampling).
+  /// The n-best list holds the distinct samples, most probable first. With `mbr`, the `mbr` most
+  /// probable distinct samples are the candidates and all `sample` draws the pseudo-references
+  /// (each weighted 1/sample: a Monte Carlo estimate of the expected utility). 0 = off.
+  int64_t sample = 0;
+  double epsilon = 0.02;
+  int64_t seed = 1;  ///< sampling seed: the same inputs, seed and batches give the same samples
 
   template <class F>
   void fields(F&& f) {
     f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
     f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
     f("mbr", mbr), f("mbr_metric", mbr_metric);
+    f("sample", sample), f("epsilon", epsilon), f("seed", seed);
   }
   void validate() const;
+  /// How many hypotheses the search returns per input: `sample` when sampling, else `beam`.
+  int64_t candidates() const { return sample > 0 ? sample : beam; }
+  /// This config as a plain beam search of width `beam_size` (greedy for 1): one hypothesis, no
+  /// MBR, no sampling. What validation BLEU and the decoding benchmark run.
+  DecodeConfig plain_search(int64_t beam_size) const;
 };
 
 /// The whole configuration file: {"model": {...}, "data": {...}, "train": {...}, "decode": {...}}.

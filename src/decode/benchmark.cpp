@@ -52,12 +52,8 @@ std::vector<DecodeTiming> benchmark_decoding(Seq2Seq& model,
                                              const std::vector<std::vector<int64_t>>& sources,
                                              const DecodeConfig& config, int64_t beam,
                                              const at::Device& device) {
-  DecodeConfig greedy = config;
-  greedy.beam = 1;
-  greedy.nbest = 1;
-  DecodeConfig wide = config;
-  wide.beam = beam;
-  wide.nbest = 1;
+  const DecodeConfig greedy = config.plain_search(1);
+  const DecodeConfig wide = config.plain_search(beam);
   std::vector<DecodeTiming> timings;
   timings.push_back(timed("greedy, naive loop (1 sentence, full prefix)", sources,
                           [&](const auto& s) { return naive_outputs(model, s, greedy, device); }));

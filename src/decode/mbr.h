@@ -18,4 +18,14 @@ std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candi
                                            const std::vector<double>& log_probs,
                                            const std::string& metric);
 
+/// The general form: E[u](h_i) = sum_j weights_j u(h_i, references_j), for candidates drawn
+/// apart from the pseudo-references (sampling: the references are the distinct samples, each
+/// weighted by the fraction of draws that gave it). `references` and `weights` have the same
+/// size, the weights are >= 0 and sum to 1 (within 1e-6); otherwise, or for an unknown metric,
+/// an nmt::Error.
+std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
+                                           const std::vector<std::string>& references,
+                                           const std::vector<double>& weights,
+                                           const std::string& metric);
+
 }  // namespace nmt

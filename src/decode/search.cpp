@@ -1,5 +1,6 @@
 #include "decode/search.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -43,6 +44,31 @@ at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache
   return output_log_probs(model->decoder->project(last));                    // [rows, vocab]
 }
 
+void advance_rows(std::vector<Hypothesis>& hypotheses, std::vector<int64_t>& rows,
+                  const std::vector<int64_t>& limits, at::Tensor& ids, const at::Tensor& log_probs,
+                  DecoderCache& cache, at::Tensor& src_mask) {
+  const auto ids_cpu = ids.to(at::kCPU).contiguous();
+  const auto log_probs_cpu = log_probs.to(at::kCPU, at::kDouble).contiguous();
+  std::vector<int64_t> keep, still_active;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto& hypothesis = hypotheses[rows[i]];
+    const int64_t token = ids_cpu.data_ptr<int64_t>()[i];
+    hypothesis.log_prob += log_probs_cpu.data_ptr<double>()[i];
+    if (token == kEosId) continue;
+    hypothesis.tokens.push_back(token);
+    if (static_cast<int64_t>(hypothesis.tokens.size()) >= limits[rows[i]]) continue;
+    keep.push_back(static_cast<int64_t>(i));
+    still_active.push_back(rows[i]);
+  }
+  if (!keep.empty() && keep.size() < rows.size()) {  // drop finished rows everywhere
+    const auto index = index_tensor(keep, ids.device());
+    cache.select(index);
+    src_mask = src_mask.index_select(0, index);
+    ids = ids.index_select(0, index);
+  }
+  rows = std::move(still_active);
+}
+
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device) {
   return at::tensor(at::ArrayRef<int64_t>(index), at::kLong).to(device);
 }
@@ -72,28 +98,9 @@ std::vector<Hypothesis> greedy_search(Seq2Seq& model, const at::Tensor& src,
   auto tokens = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));
   while (!rows.empty()) {
     const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);
-    auto [best, best_ids] = log_probs.max(-1);  // [active]
-    const auto best_cpu = best.to(at::kCPU, at::kDouble).contiguous();
-    const auto ids_cpu = best_ids.to(at::kCPU).contiguous();
-    std::vector<int64_t> keep, still_active;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      auto& hypothesis = hypotheses[rows[i]];
-      const int64_t token = ids_cpu.data_ptr<int64_t>()[i];
-      hypothesis.log_prob += best_cpu.data_ptr<double>()[i];
-      if (token == kEosId) continue;
-      hypothesis.tokens.push_back(token);
-      if (static_cast<int64_t>(hypothesis.tokens.size()) >= limits[rows[i]]) continue;
-      keep.push_back(static_cast<int64_t>(i));
-      still_active.push_back(rows[i]);
-    }
-    if (!keep.empty() && keep.size() < rows.size()) {  // drop finished rows everywhere
-      const auto index = detail::index_tensor(keep, src.device());
-      cache.select(index);
-      src_mask = src_mask.index_select(0, index);
-      best_ids = best_ids.index_select(0, index);
-    }
-    rows = std::move(still_active);
-    tokens = best_ids.unsqueeze(1);  // [active, 1]
+    auto [best, best_ids] = log_probs.max(-1, /*keepdim=*/true);  // [active, 1]
+    detail::advance_rows(hypotheses, rows, limits, best_ids, best, cache, src_mask);
+    tokens = best_ids;  // [active, 1]
   }
   for (auto& hypothesis : hypotheses) hypothesis.score = hypothesis.log_prob;
   return hypotheses;
@@ -185,9 +192,17 @@ std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
     }
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  for (const auto& batch : decode_batches(lengths, config.batch_tokens)) {
+  // Sampling decodes `sample` rows per source: the budget is shared between them.
+  const int64_t budget =
+      config.sample > 0 ? std::max<int64_t>(1, config.batch_tokens / config.sample)
+                        : config.batch_tokens;
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(config.seed));
+  for (const auto& batch : decode_batches(lengths, budget)) {
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
-    if (config.beam == 1) {
+    if (config.sample > 0) {
+      auto samples = sample_search(model, src, config, generator);
+      for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(samples[row]);
+    } else if (config.beam == 1) {
       auto hypotheses = greedy_search(model, src, config);
       for (size_t row = 0; row < batch.size(); ++row) {
         results[batch[row]] = {std::move(hypotheses[row])};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/Generator.h>
 
 #include <cstdint>
 #include <vector>
@@ -53,6 +54,17 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tensor& src,
                                                  const DecodeConfig& config);
 
+/// Sampling: config.sample translations per row of src, each drawn token by token from the
+/// model's distribution after removing the tokens with probability below config.epsilon (the most
+/// probable token always stays; the rest is renormalised). Rows are repeated config.sample times
+/// and decoded as one batch with the incremental decoder, like greedy_search. `generator` is a
+/// CPU generator (the uniform draws are made on the CPU, so results do not depend on the device's
+/// random number generator). Returns, per row, the config.sample hypotheses in draw order, with
+/// log_prob the model's (untruncated) log-probability and score = log_prob.
+std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Tensor& src,
+                                                   const DecodeConfig& config,
+                                                   at::Generator& generator);
+
 /// Batches of indices into `lengths` for decoding: sorted by length (stable), each batch within
 /// `batch_tokens` (rows × (longest + 1) for eos); a source too long for the budget on its own
 /// forms a batch by itself.
@@ -60,7 +72,9 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
                                                 int64_t batch_tokens);
 
 /// Decodes already encoded sources (ids without eos) in token-budget batches sorted by length;
-/// results come back in input order (config.nbest per input). Uses greedy_search when beam == 1.
+/// results come back in input order (config.nbest per input). Uses greedy_search when beam == 1,
+/// sample_search when config.sample > 0 (config.sample per input, in draw order; a generator
+/// seeded with config.seed, and batches of at most batch_tokens / sample source tokens).
 /// A source longer than the model's position table (max_len - 1 tokens) is an nmt::Error: callers
 /// truncate (Translator does, with a warning).
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,

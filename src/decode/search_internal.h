@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "model/decoder.h"
+#include "decode/search.h"
 #include "model/seq2seq.h"
 
 namespace nmt::detail {
@@ -42,6 +43,15 @@ at::Tensor output_log_probs(const at::Tensor& logits);
 /// after the last new position, [rows, tgt_vocab]. Only the last position is projected.
 at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache& cache,
                           const at::Tensor& src_mask);
+
+/// One step of the searches that drop finished rows (greedy, sampling). Row i of the active
+/// batch extends hypotheses[rows[i]] by ids[i] (ids [active, 1]) and adds log_probs[i] (the
+/// chosen token's log-probability, [active, 1]); the row ends at eos or when the hypothesis
+/// reaches limits[rows[i]] tokens. Ended rows leave `rows`, the cache, `src_mask` and `ids`,
+/// which is then the next step's input.
+void advance_rows(std::vector<Hypothesis>& hypotheses, std::vector<int64_t>& rows,
+                  const std::vector<int64_t>& limits, at::Tensor& ids, const at::Tensor& log_probs,
+                  DecoderCache& cache, at::Tensor& src_mask);
 
 /// A CPU int64 vector as an index tensor on `device`.
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <numeric>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
@@ -30,6 +32,16 @@ int64_t checked_index(int64_t index, int64_t size, const std::string& what) {
                 "for the last)");
   }
   return resolved;
+}
+
+/// Gives each translation its new score, orders them by it (highest first; ties keep the
+/// current order) and keeps the first `keep`.
+void rescore(std::vector<TranslatedText>& nbest, const std::vector<double>& scores, int64_t keep) {
+  for (size_t i = 0; i < nbest.size(); ++i) nbest[i].score = scores[i];
+  std::stable_sort(
+      nbest.begin(), nbest.end(),
+      [](const TranslatedText& a, const TranslatedText& b) { return a.score > b.score; });
+  if (nbest.size() > size_t(keep)) nbest.resize(size_t(keep));
 }
 
 }  // namespace
@@ -87,10 +99,14 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   }
   if (sources.empty()) return results;
   DecodeConfig search = config_;
-  if (config_.mbr > 0) search.nbest = config_.mbr;  // the candidates
+  if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
   auto hypotheses = decode_all(model_, sources, search, device_);
   for (size_t k = 0; k < positions.size(); ++k) {
     auto& nbest = results[positions[k]].nbest;
+    if (config_.sample > 0) {
+      nbest = select_from_samples(hypotheses[k]);
+      continue;
+    }
     for (auto& h : hypotheses[k]) {
       nbest.push_back({tokenizer_.decode_tgt(h.tokens), h.score, std::move(h.tokens)});
     }
@@ -107,13 +123,50 @@ void Translator::select_by_mbr(std::vector<TranslatedText>& nbest,
     texts.push_back(nbest[i].text);
     log_probs.push_back(hypotheses[i].log_prob);
   }
-  const auto utilities = mbr_expected_utilities(texts, log_probs, config_.mbr_metric);
-  for (size_t i = 0; i < nbest.size(); ++i) nbest[i].score = utilities[i];
-  // Highest expected utility first; ties keep the search's order.
-  std::stable_sort(
-      nbest.begin(), nbest.end(),
-      [](const TranslatedText& a, const TranslatedText& b) { return a.score > b.score; });
-  if (nbest.size() > size_t(config_.nbest)) nbest.resize(size_t(config_.nbest));
+  rescore(nbest, mbr_expected_utilities(texts, log_probs, config_.mbr_metric), config_.nbest);
+}
+
+std::vector<TranslatedText> Translator::select_from_samples(std::vector<Hypothesis>& draws) const {
+  // Distinct translations by text (two segmentations can read the same), each with the
+  // log-probability of its most probable draw and how many draws gave it.
+  std::vector<TranslatedText> distinct;
+  std::vector<double> counts;
+  std::unordered_map<std::string, size_t> index;
+  for (auto& draw : draws) {
+    auto text = tokenizer_.decode_tgt(draw.tokens);
+    const auto [it, inserted] = index.emplace(text, distinct.size());
+    if (inserted) {
+      distinct.push_back({std::move(text), draw.log_prob, std::move(draw.tokens)});
+      counts.push_back(1.0);
+      continue;
+    }
+    auto& seen = distinct[it->second];
+    counts[it->second] += 1.0;
+    if (draw.log_prob > seen.score) seen.score = draw.log_prob, seen.tokens = std::move(draw.tokens);
+  }
+  // Most probable first (ties: the earlier draw), counts kept alongside.
+  std::vector<size_t> order(distinct.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return distinct[a].score > distinct[b].score; });
+  std::vector<TranslatedText> ranked;
+  std::vector<std::string> references;
+  std::vector<double> weights;
+  for (const size_t i : order) {
+    references.push_back(distinct[i].text);
+    weights.push_back(counts[i] / static_cast<double>(draws.size()));
+    ranked.push_back(std::move(distinct[i]));
+  }
+  if (config_.mbr == 0) {
+    if (ranked.size() > size_t(config_.nbest)) ranked.resize(size_t(config_.nbest));
+    return ranked;
+  }
+  // Candidates: the decode.mbr most probable; pseudo-references: every draw (Monte Carlo).
+  if (ranked.size() > size_t(config_.mbr)) ranked.resize(size_t(config_.mbr));
+  std::vector<std::string> candidates(references.begin(), references.begin() + ranked.size());
+  rescore(ranked, mbr_expected_utilities(candidates, references, weights, config_.mbr_metric),
+          config_.nbest);
+  return ranked;
 }
 
 std::vector<std::string> Translator::translate_texts(const std::vector<std::string>& lines) {

@@ -18,8 +18,9 @@ namespace nmt {
 /// One translation of one input.
 struct TranslatedText {
   std::string text;             ///< detokenized output
-  double score = 0.0;           ///< search score (log-prob, length-penalised with beam > 1); with
-                                ///< decode.mbr, the expected utility (0..100) instead
+  double score = 0.0;           ///< search score (log-prob, length-penalised with beam > 1; a
+                                ///< sample's log-prob); with decode.mbr, the expected utility
+                                ///< (0..100) instead
   std::vector<int64_t> tokens;  ///< target ids, without bos/eos
 };
 
@@ -85,6 +86,10 @@ class Translator {
   /// keeps decode.nbest. `hypotheses` are the candidates' search results, in the same order.
   void select_by_mbr(std::vector<TranslatedText>& nbest,
                      const std::vector<Hypothesis>& hypotheses) const;
+  /// decode.sample: one input's draws -> its n-best list: the distinct translations (by text),
+  /// most probable first, or with decode.mbr the decode.mbr most probable of them ordered by
+  /// their expected utility against all draws.
+  std::vector<TranslatedText> select_from_samples(std::vector<Hypothesis>& draws) const;
   /// Teacher-forced cross-attention weights [tgt_len, src_len] (CPU, float32) of one pair of
   /// id sequences: src ids + eos, bos + target ids.
   at::Tensor cross_attention(const std::vector<int64_t>& src_ids,

@@ -23,9 +23,8 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
   // the model as it is trained (search keeps its log-probabilities in float32).
   AutocastGuard autocast(config.train.precision, device);
   if (config.train.valid_bleu) {
-    DecodeConfig greedy = config.decode;  // validation BLEU is always greedy (fast, comparable)
-    greedy.beam = 1;
-    greedy.nbest = 1;
+    // Validation BLEU is always greedy (fast, comparable), whatever decode.* asks for.
+    DecodeConfig greedy = config.decode.plain_search(1);
     greedy.max_len_offset = config.train.valid_max_len_offset;
     Translator translator(model, tokenizer, greedy, device);
     translator.set_log(nullptr);

@@ -1,0 +1,68 @@
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <numeric>
+
+#include "core/special_ids.h"
+#include "decode/search.h"
+#include "decode/search_internal.h"
+
+namespace nmt {
+
+std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Tensor& src,
+                                                   const DecodeConfig& config,
+                                                   at::Generator& generator) {
+  TORCH_CHECK(config.sample >= 1, "sample_search: decode.sample must be >= 1, got ",
+              config.sample);
+  if (src.size(0) == 0) return {};
+  torch::NoGradGuard no_grad;
+  detail::EvalModeGuard eval_mode(*model);
+  const int64_t draws = config.sample;
+  std::vector<int64_t> limits;  // per hypothesis: its source row's output limit
+  for (const int64_t limit : detail::output_limits(model, src, config)) {
+    limits.insert(limits.end(), draws, limit);
+  }
+  // Each source is encoded once; its encoder output and mask are repeated for its draws
+  // (source row r owns rows r * draws .. r * draws + draws - 1).
+  const auto src_mask_once = model->make_src_mask(src);  // [batch, 1, 1, src_len]
+  const auto memory = model->encode(src, src_mask_once).repeat_interleave(draws, 0);
+  auto src_mask = src_mask_once.repeat_interleave(draws, 0);
+  auto cache = model->decoder->start(memory);
+  const int64_t total_rows = src.size(0) * draws;
+  std::vector<Hypothesis> hypotheses(total_rows);
+  std::vector<int64_t> rows(total_rows);  // hypothesis of each active row
+  std::iota(rows.begin(), rows.end(), 0);
+  auto tokens = at::full({total_rows, 1}, kBosId, src.options().dtype(at::kLong));
+  while (!rows.empty()) {
+    const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);  // [active, V]
+    auto probs = log_probs.exp();
+    if (config.epsilon > 0.0) {
+      // Epsilon truncation; the most probable token stays even when it is below epsilon.
+      const auto top = std::get<0>(probs.max(-1, /*keepdim=*/true));  // [active, 1]
+      probs = probs.masked_fill(probs < top.clamp_max(config.epsilon), 0.0);
+    }
+    // Inverse-CDF draw: the first token whose cumulative probability exceeds u * total.
+    // (Float cumsums of non-negative values never decrease; a token with probability 0 adds
+    // nothing to the sum, so no u can land on it.)
+    const auto cdf = probs.cumsum(-1);                          // [active, V]
+    const auto total = cdf.narrow(-1, cdf.size(-1) - 1, 1);     // [active, 1]
+    const auto u = at::rand({static_cast<int64_t>(rows.size()), 1}, generator,
+                            at::TensorOptions().dtype(at::kFloat))
+                       .to(cdf.device());
+    auto ids = at::searchsorted(cdf, u * total, /*out_int32=*/false, /*right=*/true);
+    // u * total can round up to total itself (no token exceeds it): take the most probable one.
+    ids = at::where(ids < cdf.size(-1), ids, std::get<1>(probs.max(-1, /*keepdim=*/true)));
+    const auto chosen = log_probs.gather(1, ids);  // the model's own log-probabilities
+    detail::advance_rows(hypotheses, rows, limits, ids, chosen, cache, src_mask);
+    tokens = ids;  // [active, 1]
+  }
+  std::vector<std::vector<Hypothesis>> results(src.size(0));
+  for (int64_t row = 0; row < total_rows; ++row) {
+    auto& hypothesis = hypotheses[row];
+    hypothesis.score = hypothesis.log_prob;
+    results[row / draws].push_back(std::move(hypothesis));
+  }
+  return results;
+}
+
+}  // namespace nmt
