@@ -28,14 +28,20 @@ namespace {
 namespace fs = std::filesystem;
 
 /// One field of the train records (one per logged step) of a run's metrics.jsonl.
-std::vector<double> train_series(const fs::path& run_dir, const std::string& key) {
+/// `key` of each metrics.jsonl record of `kind` (train, valid), in order.
+std::vector<double> series(const fs::path& run_dir, const std::string& kind,
+                           const std::string& key) {
   std::vector<double> values;
   std::ifstream in(run_dir / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     const auto record = nlohmann::json::parse(line);
-    if (record["kind"] == "train") values.push_back(record[key].get<double>());
+    if (record["kind"] == kind) values.push_back(record[key].get<double>());
   }
   return values;
+}
+
+std::vector<double> train_series(const fs::path& run_dir, const std::string& key) {
+  return series(run_dir, "train", key);
 }
 
 std::vector<double> train_losses(const fs::path& run_dir) { return train_series(run_dir, "loss"); }
@@ -108,6 +114,30 @@ TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {
   for (size_t k = 0; k < lrs.size(); ++k) {
     EXPECT_NEAR(lrs[k], config.train.lr * (1.0 - double(k + 1) / 4.0), 1e-12) << "step " << k + 1;
   }
+}
+
+// Validation BLEU is greedy whatever the decode section says: a config that decodes with MBR
+// over the beam or over samples trains and validates exactly like the plain one.
+TEST(Trainer, ValidationIsGreedyWhateverTheDecodeSectionAsks) {
+  const auto dir = test::temp_dir("valid_greedy");
+  Config plain = step_config(dir / "plain", 3);
+  plain.train.validate_every = 3;
+  plain.train.valid_bleu = true;
+  train(plain);
+  const auto expected = series(dir / "plain", "valid", "bleu");
+  ASSERT_FALSE(expected.empty());
+  Config mbr = plain;
+  mbr.train.run_dir = (dir / "mbr").string();
+  mbr.decode.beam = 4;
+  mbr.decode.mbr = 4;
+  train(mbr);
+  EXPECT_EQ(series(dir / "mbr", "valid", "bleu"), expected);
+  Config sampled = plain;
+  sampled.train.run_dir = (dir / "sampled").string();
+  sampled.decode.sample = 8;
+  sampled.decode.mbr = 8;
+  train(sampled);
+  EXPECT_EQ(series(dir / "sampled", "valid", "bleu"), expected);
 }
 
 // A validation record names the epoch its weights are in, as the train records do: a run that
