@@ -350,9 +350,15 @@ TEST(Search, SamplingWithEpsilonOneHalfIsGreedy) {
 }
 
 TEST(Search, SampledFirstTokensFollowTheModelDistribution) {
-  // A random model spreads its first-token probability over the vocabulary; 4,000 draws of
-  // plain ancestral sampling must match it within sampling error (4 standard deviations).
+  // A random model spreads its first-token probability over the vocabulary, made uneven here
+  // (two favoured tokens) so that uniform draws would fail; 4,000 draws of plain ancestral
+  // sampling must match it within sampling error (4 standard deviations).
   auto model = random_model(5);
+  {
+    torch::NoGradGuard no_grad;
+    model->decoder->output->bias[5] += 5.0;
+    model->decoder->output->bias[6] += 2.5;
+  }
   const auto src = random_sources({3}, 3);
   const auto probs = reference_next(model, src, {kBosId}).exp();  // [vocab]
   const int64_t draws = 4000;
@@ -373,7 +379,9 @@ TEST(Search, SampledFirstTokensFollowTheModelDistribution) {
     spread += p > 0.02 ? 1 : 0;
     EXPECT_NEAR(counts[t] / draws, p, 4.0 * std::sqrt(p * (1 - p) / draws) + 1e-3) << "token " << t;
   }
-  EXPECT_GE(spread, 5);  // the test means something only if the distribution is spread
+  // The test means something only if the distribution is spread and uneven.
+  EXPECT_GE(spread, 5);
+  EXPECT_GT(probs[5].item<double>() / mass, 0.2);
 }
 
 TEST(Search, EpsilonSamplingNeverDrawsATokenBelowEpsilon) {

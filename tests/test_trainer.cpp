@@ -126,18 +126,16 @@ TEST(Trainer, ValidationIsGreedyWhateverTheDecodeSectionAsks) {
   train(plain);
   const auto expected = series(dir / "plain", "valid", "bleu");
   ASSERT_FALSE(expected.empty());
-  Config mbr = plain;
-  mbr.train.run_dir = (dir / "mbr").string();
-  mbr.decode.beam = 4;
-  mbr.decode.mbr = 4;
-  train(mbr);
-  EXPECT_EQ(series(dir / "mbr", "valid", "bleu"), expected);
-  Config sampled = plain;
-  sampled.train.run_dir = (dir / "sampled").string();
-  sampled.decode.sample = 8;
-  sampled.decode.mbr = 8;
-  train(sampled);
-  EXPECT_EQ(series(dir / "sampled", "valid", "bleu"), expected);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
+      {"beam_mbr", {"decode.beam=4", "decode.mbr=4"}},
+      {"sample_mbr", {"decode.sample=8", "decode.mbr=8"}}};
+  for (const auto& [name, overrides] : variants) {
+    Config config = plain;
+    config.train.run_dir = (dir / name).string();
+    apply_overrides(config, overrides);
+    train(config);
+    EXPECT_EQ(series(dir / name, "valid", "bleu"), expected) << name;
+  }
 }
 
 // A validation record names the epoch its weights are in, as the train records do: a run that

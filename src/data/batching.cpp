@@ -90,17 +90,21 @@ BatchingOptions batching_options(const DataConfig& data) {
   return options;
 }
 
+std::mt19937_64 epoch_generator(int64_t seed, int64_t epoch, uint32_t stream) {
+  // seed_seq keeps 32 bits per value: pass both halves.
+  const auto s = static_cast<uint64_t>(seed), e = static_cast<uint64_t>(epoch);
+  std::vector<uint64_t> values = {s & 0xffffffffu, s >> 32, e & 0xffffffffu, e >> 32};
+  if (stream != 0) values.push_back(stream);  // stream 0 keeps the batch order of earlier runs
+  std::seed_seq seq(values.begin(), values.end());
+  return std::mt19937_64(seq);
+}
+
 std::vector<Indices> make_batches(const std::vector<Example>& examples,
                                   const BatchingOptions& options, int64_t epoch) {
   check_budget(options.batch_tokens);
   std::vector<Indices> batches;
   if (examples.empty()) return batches;
-  // seed_seq's mixing is specified by the standard, so (seed, epoch) -> order is portable and
-  // neighbouring epochs get unrelated streams. It keeps 32 bits per value: pass both halves.
-  const auto seed = static_cast<uint64_t>(options.seed);
-  const auto ep = static_cast<uint64_t>(epoch);
-  std::seed_seq seq{seed & 0xffffffffu, seed >> 32, ep & 0xffffffffu, ep >> 32};
-  std::mt19937_64 rng(seq);
+  auto rng = epoch_generator(options.seed, epoch);
   Indices order(examples.size());
   std::iota(order.begin(), order.end(), size_t{0});
   shuffle(order, rng);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "core/config.h"
@@ -38,6 +39,12 @@ struct BatchingOptions {
 
 /// The batching options a DataConfig describes (data.batch_tokens, pool_batches, seed).
 BatchingOptions batching_options(const DataConfig& data);
+
+/// A generator for one epoch's random choices: mt19937_64 seeded through seed_seq with both
+/// 32-bit halves of `seed` and `epoch` (and `stream`, when not 0, so that other uses of the same
+/// (seed, epoch) draw unrelated numbers). seed_seq's mixing is specified by the standard, so the
+/// numbers are the same on every platform, and neighbouring epochs get unrelated streams.
+std::mt19937_64 epoch_generator(int64_t seed, int64_t epoch, uint32_t stream = 0);
 
 /// Cuts `examples` into batches of indices for one epoch: shuffle with (seed, epoch), sort within
 /// pools of about pool_batches batches by (longer side, source length, target length), cut

@@ -1,7 +1,6 @@
 #include "data/dataset.h"
 
 #include <cstdio>
-#include <random>
 #include <sstream>
 
 #include "core/error.h"
@@ -63,12 +62,8 @@ EncodedSplit load_split(const DataConfig& data, const std::string& split,
 
 std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
                                      const Tokenizer& tokenizer, int64_t epoch) {
-  // The same mixing of (seed, epoch) as the batch order's, on another stream.
-  const auto seed64 = static_cast<uint64_t>(data.seed), ep = static_cast<uint64_t>(epoch);
-  std::seed_seq mix{seed64 & 0xffffffffu, seed64 >> 32, ep & 0xffffffffu, ep >> 32,
-                    uint64_t{0x5eb3}};
-  uint32_t seed = 0;
-  mix.generate(&seed, &seed + 1);
+  // (seed, epoch) as for the batch order, on another stream.
+  const auto seed = static_cast<uint32_t>(epoch_generator(data.seed, epoch, 0x5eb3)());
   std::vector<Example> examples(split.examples.size());
   const auto limit = static_cast<size_t>(data.max_len);
   Tokenizer::with_sampling_seed(seed, [&] {
