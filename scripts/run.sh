@@ -7,6 +7,7 @@
 #   scripts/run.sh                                  # configs/multi30k_en_de.json
 #   CONFIG=configs/multi30k_de_en.json scripts/run.sh
 #   scripts/run.sh --set train.max_minutes=10       # extra arguments go to `nmt train`
+#   scripts/run.sh --set train.name=my_run           # ...and name the run: checkpoints/my_run
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -24,6 +25,16 @@ try:
 except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
     sys.exit(f"run.sh: error: {sys.argv[1]}: {type(e).__name__}: {e} (a JSON config with a train.name)")' "$config")
 read -r name beam alpha <<<"$settings"
+# A `--set train.name=NAME` among the extra arguments names the run instead (the last one wins,
+# as in `nmt train`), so `scripts/run.sh --set train.name=x` trains, resumes and evaluates
+# checkpoints/x.
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    --set) ((i + 1 < ${#args[@]})) && [[ ${args[i + 1]} == train.name=* ]] && name=${args[i + 1]#train.name=} ;;
+    --set=train.name=*) name=${args[i]#--set=train.name=} ;;
+  esac
+done
 run_dir=checkpoints/$name
 if [[ -f "$run_dir/last.pt" ]]; then
   build/nmt train --resume "$run_dir" "$@"
