@@ -15,27 +15,15 @@ config=${CONFIG:-configs/multi30k_en_de.json}
 
 scripts/setup.sh
 scripts/get_multi30k.sh
-# The run's name, and the decoding settings evaluation uses (the config's, even for a run
-# trained before they were tuned).
+# Where the run lives and how evaluation decodes, as `nmt train` resolves them from the config
+# and the extra arguments (`--set train.name=x` trains, resumes and evaluates checkpoints/x;
+# `--set decode.beam=1` evaluates greedily). Decoding follows the config file, even for a run
+# trained before its decoding settings were tuned.
+resolved=$(build/nmt train --config "$config" "$@" --print-config)
 settings=$(/usr/bin/python3 -c 'import json, sys
-try:
-    c = json.load(open(sys.argv[1], encoding="utf-8"))
-    print(c["train"]["name"], c.get("decode", {}).get("beam", 5),
-          c.get("decode", {}).get("length_penalty", 0.6))
-except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-    sys.exit(f"run.sh: error: {sys.argv[1]}: {type(e).__name__}: {e} (a JSON config with a train.name)")' "$config")
-read -r name beam alpha <<<"$settings"
-# A `--set train.name=NAME` among the extra arguments names the run instead (the last one wins,
-# as in `nmt train`), so `scripts/run.sh --set train.name=x` trains, resumes and evaluates
-# checkpoints/x.
-args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-  case ${args[i]} in
-    --set) ((i + 1 < ${#args[@]})) && [[ ${args[i + 1]} == train.name=* ]] && name=${args[i + 1]#train.name=} ;;
-    --set=train.name=*) name=${args[i]#--set=train.name=} ;;
-  esac
-done
-run_dir=checkpoints/$name
+c = json.load(sys.stdin)
+print(c["decode"]["beam"], c["decode"]["length_penalty"], c["train"]["run_dir"])' <<<"$resolved")
+read -r beam alpha run_dir <<<"$settings"
 if [[ -f "$run_dir/last.pt" ]]; then
   build/nmt train --resume "$run_dir" "$@"
 else

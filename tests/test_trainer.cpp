@@ -308,6 +308,47 @@ TEST(Cli, SigintFinishesTheStepSavesAndExplainsHowToResume) {
   EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, stopped_at + 2);
 }
 
+TEST(Cli, PrintConfigShowsTheResolvedConfigAndTrainsNothing) {
+  const auto dir = test::temp_dir("print_config");
+  Config config = test::tiny_config(dir / "run");
+  save_config(config, dir / "config.json");
+  const auto printed = [&](const std::vector<std::string>& args, const std::string& log) {
+    std::vector<std::string> all = {"train"};
+    all.insert(all.end(), args.begin(), args.end());
+    all.push_back("--print-config");
+    const pid_t pid = spawn_nmt(all, dir / log);
+    EXPECT_EQ(wait_exit_code(pid), 0) << read_file(dir / log);
+    return nlohmann::json::parse(read_file(dir / log));
+  };
+  const std::string file = (dir / "config.json").string();
+  // --set applies in order (the last one wins); an empty run_dir resolves to checkpoints/NAME.
+  const auto named = printed({"--config", file, "--set", "train.name=first", "--set",
+                              "train.run_dir=", "--set", "train.name=print_config_probe",
+                              "--set", "decode.beam=3"},
+                             "named");
+  EXPECT_EQ(named["train"]["run_dir"], "checkpoints/print_config_probe");
+  EXPECT_EQ(named["decode"]["beam"], 3);
+  EXPECT_EQ(named["model"]["d_model"], config.model.d_model);
+  EXPECT_FALSE(fs::exists("checkpoints/print_config_probe"));
+  EXPECT_FALSE(fs::exists(dir / "run"));
+  // A resumed run prints its own config.json, run_dir = the directory given.
+  const pid_t trained = spawn_nmt({"train", "--config", file, "--set", "train.max_steps=1"},
+                                  dir / "train_log");
+  ASSERT_EQ(wait_exit_code(trained), 0) << read_file(dir / "train_log");
+  const auto resumed =
+      printed({"--resume", (dir / "run").string(), "--set", "train.max_steps=5"}, "resumed");
+  EXPECT_EQ(resumed["train"]["run_dir"], (dir / "run").string());
+  EXPECT_EQ(resumed["train"]["max_steps"], 5);
+  EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, 1);
+  // Bad input is the usual one-line error and a non-zero exit.
+  const pid_t bad = spawn_nmt({"train", "--config", file, "--set", "train.name=", "--set",
+                               "train.run_dir=", "--print-config"},
+                              dir / "bad_log");
+  EXPECT_EQ(wait_exit_code(bad), 2);
+  EXPECT_NE(read_file(dir / "bad_log").find("train.name"), std::string::npos)
+      << read_file(dir / "bad_log");
+}
+
 TEST(Cli, Bf16TrainingOnCpuRunsWithSpinningOpenMpThreads) {
   // nmt chooses the policy only when the user has not; clear the variables it would respect.
   unsetenv("OMP_WAIT_POLICY");

@@ -2,6 +2,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/runtime.h"
@@ -29,13 +31,17 @@ int run_train(int argc, char** argv) {
       argv[0],
       "Train a Transformer translation model.\n\n"
       "  nmt train --config configs/multi30k_en_de.json\n"
-      "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n");
+      "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n"
+      "  nmt train --config configs/multi30k_en_de.json --set train.name=x --print-config\n");
   add_config_options(options);
   options.add_options()(
       "resume", "continue the run in RUN_DIR from its last.pt (its config.json, then --set)",
       cxxopts::value<std::string>(),
       "RUN_DIR")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
-                 cxxopts::value<std::string>());
+                 cxxopts::value<std::string>())(
+      "print-config",
+      "print the config this would train with (after --set; train.run_dir resolved) as JSON "
+      "and exit without training");
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const bool resume = args.count("resume") > 0;
@@ -46,6 +52,11 @@ int run_train(int argc, char** argv) {
       resume ? resumed_config(args["resume"].as<std::string>(), args) : config_from_args(args);
   if (args.count("device"))
     apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
+  if (args.count("print-config")) {
+    config.train.run_dir = config.train.resolved_run_dir().string();
+    std::cout << config_to_json(config).dump(2) << "\n";
+    return 0;
+  }
   tune_for_training(config);
   install_interrupt_handlers();
   Trainer trainer(config, resume, std::cout);
