@@ -1,4 +1,6 @@
 #include <cmath>
+#include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -249,15 +251,32 @@ TEST(Validation, MetricDirection) {
   EXPECT_FALSE(improves("loss", nan, 2.0));
 }
 
-TEST(Precision, AutoIsBf16OnCpuAndFp32OnCuda) {
-  EXPECT_EQ(resolve_precision("auto", at::kCPU), "bf16");
+/// The CPU flags Linux reports in /proc/cpuinfo (empty elsewhere).
+std::string cpuinfo_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("flags", 0) == 0) return line + " ";
+  }
+  return "";
+}
+
+TEST(Precision, AutoIsBf16OnlyOnCpusWithBf16InstructionsAndFp32OnCuda) {
+  // The CPUID check agrees with the kernel's own reading of the CPU.
+  const std::string flags = cpuinfo_flags();
+  if (!flags.empty()) {
+    EXPECT_EQ(cpu_has_bf16_dot_product(), flags.find(" avx512_bf16 ") != std::string::npos)
+        << flags;
+  }
+  EXPECT_EQ(resolve_precision("auto", at::kCPU), cpu_has_bf16_dot_product() ? "bf16" : "fp32");
   EXPECT_EQ(resolve_precision("auto", at::Device(at::kCUDA, 0)), "fp32");
   EXPECT_EQ(resolve_precision("fp32", at::kCPU), "fp32");
+  EXPECT_EQ(resolve_precision("bf16", at::kCPU), "bf16");  // asked for: kept, whatever the CPU
   EXPECT_EQ(resolve_precision("bf16", at::Device(at::kCUDA, 0)), "bf16");
   const auto x = torch::ones({2, 2});
   {
-    AutocastGuard guard("auto", at::kCPU);  // bf16 on the CPU: autocast is on
-    EXPECT_EQ(autocast_input(x).scalar_type(), at::kBFloat16);
+    AutocastGuard guard("auto", at::kCPU);  // autocast is on exactly when auto means bf16
+    EXPECT_EQ(autocast_input(x).scalar_type(),
+              cpu_has_bf16_dot_product() ? at::kBFloat16 : at::kFloat);
   }
   EXPECT_EQ(autocast_input(x).scalar_type(), at::kFloat);
 }

@@ -3,6 +3,10 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace nmt {
 namespace {
 
@@ -37,9 +41,35 @@ at::Tensor autocast_input(const at::Tensor& x) {
   return x.to(at::kBFloat16);  // the only dtype AutocastGuard sets
 }
 
+bool cpu_has_bf16_dot_product() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  // The OS must save the AVX-512 state (XCR0: SSE, AVX, opmask, upper ZMM, high ZMM).
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_OSXSAVE)) return false;
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  if ((xcr0_low & 0xE6u) != 0xE6u) return false;
+  // CPUID leaf 7, sub-leaf 1, EAX bit 5: AVX512_BF16.
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax >> 5) & 1u;
+#else
+  return false;  // elsewhere bf16 is opt-in (train.precision = bf16)
+#endif
+}
+
 std::string resolve_precision(const std::string& precision, const at::Device& device) {
-  if (precision == "auto") return device.is_cuda() ? "fp32" : "bf16";
-  return precision;
+  if (precision != "auto") return precision;
+  if (device.is_cuda()) return "fp32";
+  static const bool native_bf16 = cpu_has_bf16_dot_product();
+  return native_bf16 ? "bf16" : "fp32";
+}
+
+std::string describe_precision(const std::string& precision, const at::Device& device) {
+  const std::string resolved = resolve_precision(precision, device);
+  if (resolved != "bf16" || !device.is_cpu() || cpu_has_bf16_dot_product()) return resolved;
+  return resolved +
+         " (warning: this CPU has no AVX512-BF16, so bf16 matmuls run on slow fallback kernels; "
+         "train.precision=auto or fp32 is many times faster here)";
 }
 
 AutocastGuard::AutocastGuard(const std::string& precision, const at::Device& device)

@@ -106,13 +106,13 @@ TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::
   const at::Device device = resolve_device(config.train.device);
   result.fp32_ceiling = 1e9 * matmul_ceiling_gflops("fp32", device);
   result.bf16_ceiling = 1e9 * matmul_ceiling_gflops("bf16", device);
-  char line[320];
+  char line[512];
   std::snprintf(
       line, sizeof line,
       "train %s (%s, %s): %.0f target tokens/s, %.1f GFLOP/s of model matmuls = "
       "%.0f%% of the fp32 matmul ceiling (%.1f GFLOP/s), %.0f%% of the bf16 one "
       "(%.1f GFLOP/s)\n",
-      config.train.name.c_str(), resolve_precision(config.train.precision, device).c_str(),
+      config.train.name.c_str(), describe_precision(config.train.precision, device).c_str(),
       describe_device(device).c_str(), result.tokens_per_second, result.flops_per_second / 1e9,
       100.0 * result.flops_per_second / result.fp32_ceiling, result.fp32_ceiling / 1e9,
       100.0 * result.flops_per_second / result.bf16_ceiling, result.bf16_ceiling / 1e9);

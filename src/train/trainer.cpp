@@ -44,7 +44,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   set_up_model(resume);
   save_config(config_, run_dir_ / "config.json");
   log_->line(describe_device(device_) + ", precision " +
-             resolve_precision(config_.train.precision, device_) + ", " +
+             describe_precision(config_.train.precision, device_) + ", " +
              std::to_string(count_parameters(*model_)) + " parameters");
 }
 
