@@ -128,9 +128,8 @@ int run_bench_matmul(int argc, char** argv) {
               "bf16 GFLOP/s");
   double best_fp32 = 0.0, best_bf16 = 0.0;
   for (const int64_t n : ceiling_sizes(device)) {
-    const int64_t iterations = ceiling_iterations(n, device);
-    const double fp32 = matmul_gflops(n, "fp32", iterations, 3, device);
-    const double bf16 = matmul_gflops(n, "bf16", iterations, 3, device);
+    const double fp32 = ceiling_gflops_at(n, "fp32", device);
+    const double bf16 = ceiling_gflops_at(n, "bf16", device);
     best_fp32 = std::max(best_fp32, fp32);
     best_bf16 = std::max(best_bf16, bf16);
     std::printf("%8lld %12.1f %12.1f\n", static_cast<long long>(n), fp32, bf16);

@@ -55,16 +55,26 @@ std::vector<int64_t> ceiling_sizes(const at::Device& device) {
   return {256, 512, 1024, 2048};
 }
 
-int64_t ceiling_iterations(int64_t n, const at::Device& device) {
+int64_t ceiling_iterations(int64_t n, const at::Device& device, double seconds_per_product) {
   // CPU: 20 products of 1024 (about 0.1 s at 400 GFLOP/s); CUDA: 2e13 FLOP (tens of ms).
   if (device.is_cuda()) return std::max<int64_t>(10, int64_t(1e13 / (double(n) * n * n)));
-  return std::max<int64_t>(2, 20 * 1024 / n);
+  const int64_t same_work = std::max<int64_t>(2, 20 * 1024 / n);
+  if (seconds_per_product <= 0.0) return same_work;
+  return std::clamp<int64_t>(int64_t(0.1 / seconds_per_product), 1, same_work);
+}
+
+double ceiling_gflops_at(int64_t n, const std::string& dtype, const at::Device& device) {
+  double seconds_per_product = 0.0;
+  if (!device.is_cuda()) {  // one warm-up and one timed product
+    seconds_per_product = 2.0 * double(n) * n * n / (1e9 * matmul_gflops(n, dtype, 1, 1, device));
+  }
+  return matmul_gflops(n, dtype, ceiling_iterations(n, device, seconds_per_product), 3, device);
 }
 
 double matmul_ceiling_gflops(const std::string& dtype, const at::Device& device) {
   double best = 0.0;
   for (const int64_t n : ceiling_sizes(device)) {
-    best = std::max(best, matmul_gflops(n, dtype, ceiling_iterations(n, device), 3, device));
+    best = std::max(best, ceiling_gflops_at(n, dtype, device));
   }
   return best;
 }

@@ -21,10 +21,17 @@ double matmul_gflops(int64_t n, const std::string& dtype, int64_t iterations = 2
 /// Square sizes the ceiling is measured at (larger on a GPU, which small products cannot fill).
 std::vector<int64_t> ceiling_sizes(const at::Device& device);
 
-/// Products timed per repeat at size n (about the same work at every size).
-int64_t ceiling_iterations(int64_t n, const at::Device& device = at::kCPU);
+/// Products timed per repeat at size n: about the same work at every size, and on a CPU no more
+/// than fit in 0.1 s at `seconds_per_product` (at least one), so that a slow kernel (bf16 on a
+/// CPU without bf16 instructions: 5 GFLOP/s, 3.3 s for one product of 2048) takes seconds, not
+/// minutes. 0 seconds: no such limit.
+int64_t ceiling_iterations(int64_t n, const at::Device& device = at::kCPU,
+                           double seconds_per_product = 0.0);
 
-/// The device's matmul ceiling for `dtype`: the best matmul_gflops over ceiling_sizes.
+/// matmul_gflops at size n with ceiling_iterations, the product's time measured first on a CPU.
+double ceiling_gflops_at(int64_t n, const std::string& dtype, const at::Device& device);
+
+/// The device's matmul ceiling for `dtype`: the best ceiling_gflops_at over ceiling_sizes.
 double matmul_ceiling_gflops(const std::string& dtype, const at::Device& device = at::kCPU);
 
 /// Training throughput of `config` on its data: runs `steps` optimizer steps (after `warmup`
