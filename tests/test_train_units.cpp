@@ -273,6 +273,13 @@ TEST(Precision, AutoIsBf16OnlyOnCpusWithBf16InstructionsAndFp32OnCuda) {
   EXPECT_EQ(resolve_precision("fp32", at::kCPU), "fp32");
   EXPECT_EQ(resolve_precision("bf16", at::kCPU), "bf16");  // asked for: kept, whatever the CPU
   EXPECT_EQ(resolve_precision("bf16", at::Device(at::kCUDA, 0)), "bf16");
+  // The log line warns exactly when bf16 runs on a CPU without bf16 instructions.
+  const std::string described = describe_precision("bf16", at::kCPU);
+  EXPECT_EQ(described.rfind("bf16", 0), 0u) << described;
+  EXPECT_EQ(described.find("warning") != std::string::npos, !cpu_has_bf16_dot_product())
+      << described;
+  EXPECT_EQ(describe_precision("fp32", at::kCPU), "fp32");
+  EXPECT_EQ(describe_precision("bf16", at::Device(at::kCUDA, 0)), "bf16");
   const auto x = torch::ones({2, 2});
   {
     AutocastGuard guard("auto", at::kCPU);  // autocast is on exactly when auto means bf16
