@@ -85,6 +85,11 @@ struct TrainConfig {
   int64_t seed = 1;             ///< seed of initialisation and dropout
   std::string device = "auto";  ///< auto | cpu | cuda | cuda:N
   int64_t threads = 0;          ///< CPU threads for LibTorch; 0 = one per core
+  /// Data-parallel workers on the CPU (train/data_parallel.h): each step's batch is split into
+  /// this many shards that run at once, one single-threaded worker each; 0 = auto: one per
+  /// thread (train.threads) in fp32, off in bf16 (measured in fp32 only); 1 = off (every op
+  /// uses all threads). Ignored on CUDA.
+  int64_t cpu_workers = 1;
   /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on CPU, fp32 on
   /// CUDA: core/precision.h)
   std::string precision = "fp32";
@@ -119,7 +124,7 @@ struct TrainConfig {
   template <class F>
   void fields(F&& f) {
     f("name", name), f("run_dir", run_dir), f("seed", seed), f("device", device);
-    f("threads", threads), f("precision", precision), f("lr", lr), f("adam_beta1", adam_beta1);
+    f("threads", threads), f("cpu_workers", cpu_workers), f("precision", precision), f("lr", lr), f("adam_beta1", adam_beta1);
     f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
     f("schedule", schedule), f("warmup_steps", warmup_steps);
     f("label_smoothing", label_smoothing), f("clip_norm", clip_norm);

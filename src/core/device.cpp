@@ -11,6 +11,7 @@
 // OpenBLAS keeps its own thread pool; call its setter when the library is loaded (weak symbol:
 // absent with another BLAS).
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" int openblas_get_num_threads() __attribute__((weak));
 
 namespace nmt {
 
@@ -39,8 +40,16 @@ at::Device resolve_device(const std::string& name) {
 int64_t configure_threads(int64_t threads) {
   if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
   at::set_num_threads(int(threads));
-  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(int(threads));
+  set_blas_threads(threads);
   return threads;
+}
+
+int64_t blas_threads() {
+  return openblas_get_num_threads != nullptr ? openblas_get_num_threads() : 0;
+}
+
+void set_blas_threads(int64_t threads) {
+  if (openblas_set_num_threads != nullptr && threads > 0) openblas_set_num_threads(int(threads));
 }
 
 std::string describe_device(const at::Device& device) {

@@ -14,6 +14,11 @@ at::Device resolve_device(const std::string& name);
 /// `threads`; 0 means one per core. Returns the count used.
 int64_t configure_threads(int64_t threads);
 
+/// OpenBLAS's own thread count (0 when OpenBLAS is not the BLAS in this process), and setting
+/// it (a no-op then).
+int64_t blas_threads();
+void set_blas_threads(int64_t threads);
+
 /// One line describing the device and threads (and OMP_WAIT_POLICY when set), for logs.
 std::string describe_device(const at::Device& device);
 

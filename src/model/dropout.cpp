@@ -100,7 +100,29 @@ struct HashDropoutFunction : public torch::autograd::Function<HashDropoutFunctio
   }
 };
 
+/// This thread's seed stream (DropoutSeedScope), when one is active.
+struct SeedStream {
+  bool active = false;
+  uint64_t state = 0;
+};
+thread_local SeedStream seed_stream;
+
+/// splitmix64's step: consecutive states give unrelated 64-bit outputs.
+uint64_t next_seed(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
+
+DropoutSeedScope::DropoutSeedScope(uint64_t seed)
+    : outer_active_(seed_stream.active), outer_state_(seed_stream.state) {
+  seed_stream = {true, seed};
+}
+
+DropoutSeedScope::~DropoutSeedScope() { seed_stream = {outer_active_, outer_state_}; }
 
 at::Tensor hash_dropout(const at::Tensor& x, double p, uint64_t seed) {
   return HashDropoutFunction::apply(x, p, int64_t(seed));
@@ -113,6 +135,7 @@ DropoutImpl::DropoutImpl(double p_) : p(p_) {
 at::Tensor DropoutImpl::forward(const at::Tensor& x) {
   if (!is_training() || p == 0.0) return x;
   if (!x.device().is_cpu()) return at::dropout(x, p, /*train=*/true);
+  if (seed_stream.active) return hash_dropout(x, p, next_seed(seed_stream.state));
   // One draw from the default generator per call keeps the RNG stream (and resume) meaningful.
   const int64_t seed =
       at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>();

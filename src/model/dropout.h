@@ -24,6 +24,22 @@ class DropoutImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Dropout);
 
+/// While one is alive, the CPU Dropout layers run on this thread take their seeds from a
+/// stream of its own, started at `seed`, instead of from the default generator. Data-parallel
+/// workers use it: each shard's masks then depend on the step's seeds (drawn by the trainer
+/// from the default generator, in order), not on which thread reached the generator first.
+class DropoutSeedScope {
+ public:
+  explicit DropoutSeedScope(uint64_t seed);
+  ~DropoutSeedScope();
+  DropoutSeedScope(const DropoutSeedScope&) = delete;
+  DropoutSeedScope& operator=(const DropoutSeedScope&) = delete;
+
+ private:
+  bool outer_active_;
+  uint64_t outer_state_;
+};
+
 /// The CPU hash dropout itself, differentiable (exposed for tests): keeps each element with
 /// probability 1-p, scaling kept ones by 1/(1-p); `seed` selects the mask.
 at::Tensor hash_dropout(const at::Tensor& x, double p, uint64_t seed);

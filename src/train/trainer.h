@@ -13,6 +13,7 @@
 #include "data/tokenizer.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/run_log.h"
 #include "train/validation.h"
 
@@ -74,6 +75,7 @@ class Trainer {
   std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
   Seq2Seq model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<WorkerPool> workers_;  ///< train.cpu_workers > 1 on the CPU, else null
   TrainingState state_;
   struct Window;  // running statistics between log lines
   std::unique_ptr<Window> window_;

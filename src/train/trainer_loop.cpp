@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "core/interrupt.h"
 #include "core/precision.h"
 #include "core/special_ids.h"
+#include "model/dropout.h"
 #include "train/flops.h"
 #include "train/loss.h"
 #include "train/optimizer.h"
@@ -159,23 +161,50 @@ void Trainer::resample_subwords() {
 }
 
 double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
-  std::vector<Batch> batches;
+  // One shard list per worker (one list, the whole batches, without data-parallel workers).
+  const size_t workers = workers_ ? size_t(workers_->size()) : 1;
+  std::vector<std::vector<Batch>> shards(workers);
   int64_t tokens = 0;
   for (const auto& indices : group) {
-    batches.push_back(collate(epoch_examples(), indices));
-    const Batch& b = batches.back();
-    tokens += b.tgt_tokens;
-    window_->run_flops +=
-        training_flops(config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
+    const auto parts = workers > 1 ? interleaved_shards(indices, int64_t(workers))
+                                   : std::vector<std::vector<size_t>>{indices};
+    for (size_t w = 0; w < parts.size(); ++w) {
+      shards[w].push_back(collate(epoch_examples(), parts[w]));
+      const Batch& b = shards[w].back();
+      tokens += b.tgt_tokens;
+      window_->run_flops +=
+          training_flops(config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
+    }
   }
   window_->run_tokens += tokens;
   clear_gradients(*optimizer_);
+  std::vector<double> losses(workers, 0.0), nlls(workers, 0.0);
+  const auto run_shards = [&](size_t w) {
+    for (const auto& cpu_batch : shards[w]) {
+      const auto sums = batch_loss(model_, cpu_batch.to(device_), config_.train, device_);
+      (sums.loss / double(tokens)).backward();  // mean over every target token of the step
+      losses[w] += sums.loss.item<double>();
+      nlls[w] += sums.nll.item<double>();
+    }
+  };
+  if (workers > 1) {
+    // Each worker's dropout masks come from its own seed, drawn here in worker order.
+    std::vector<uint64_t> seeds;
+    for (size_t w = 0; w < workers; ++w) {
+      seeds.push_back(uint64_t(
+          at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>()));
+    }
+    workers_->run([&](int64_t w) {
+      DropoutSeedScope dropout_seeds(seeds[size_t(w)]);
+      run_shards(size_t(w));
+    });
+  } else {
+    run_shards(0);
+  }
   double loss_sum = 0.0;
-  for (const auto& cpu_batch : batches) {
-    const auto sums = batch_loss(model_, cpu_batch.to(device_), config_.train, device_);
-    (sums.loss / double(tokens)).backward();  // mean over every target token of the step
-    loss_sum += sums.loss.item<double>();
-    window_->nll_sum += sums.nll.item<double>();
+  for (size_t w = 0; w < workers; ++w) {  // summed in worker order: the same every run
+    loss_sum += losses[w];
+    window_->nll_sum += nlls[w];
   }
   if (!std::isfinite(loss_sum)) {
     throw Error("non-finite training loss at step " + std::to_string(state_.step + 1) +

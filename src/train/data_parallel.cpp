@@ -1,0 +1,81 @@
+#include "train/data_parallel.h"
+
+#include <ATen/Parallel.h>
+
+#include "core/device.h"
+
+namespace nmt {
+
+WorkerPool::WorkerPool(int64_t workers, int64_t threads) {
+  for (int64_t w = 0; w < std::max<int64_t>(workers, 1); ++w) {
+    threads_.emplace_back([this, w] { work(w); });
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return ready_ == size(); });
+  lock.unlock();
+  // The workers' at::set_num_threads(1) also set the default for threads started later.
+  configure_threads(threads);
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& thread : threads_) thread.join();
+}
+
+void WorkerPool::work(int64_t index) {
+  int64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex_);  // one worker at a time changes ATen's settings
+  // ATen initialises a thread's OpenMP thread count at its first parallel op (to the process
+  // default); do that now, then make this thread's ops single-threaded.
+  at::parallel_for(0, 1, 1, [](int64_t, int64_t) {});
+  at::set_num_threads(1);
+  ++ready_;
+  done_.notify_all();
+  while (true) {
+    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    const auto* task = task_;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      (*task)(index);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    if (error && !error_) error_ = error;
+    if (++ready_ == size()) done_.notify_all();
+  }
+}
+
+void WorkerPool::run(const std::function<void(int64_t)>& task) {
+  const int64_t blas = blas_threads();
+  set_blas_threads(1);
+  std::unique_lock<std::mutex> lock(mutex_);
+  task_ = &task;
+  ready_ = 0;
+  error_ = nullptr;
+  ++generation_;
+  wake_.notify_all();
+  done_.wait(lock, [&] { return ready_ == size(); });
+  task_ = nullptr;
+  const auto error = error_;
+  lock.unlock();
+  set_blas_threads(blas);
+  if (error) std::rethrow_exception(error);
+}
+
+std::vector<std::vector<size_t>> interleaved_shards(const std::vector<size_t>& indices,
+                                                    int64_t shards) {
+  std::vector<std::vector<size_t>> out(size_t(std::max<int64_t>(shards, 1)));
+  for (size_t i = 0; i < indices.size(); ++i) out[i % out.size()].push_back(indices[i]);
+  while (!out.empty() && out.back().empty()) out.pop_back();
+  return out;
+}
+
+}  // namespace nmt
