@@ -1,5 +1,6 @@
 #include <cmath>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "core/precision.h"
 #include "model/dropout.h"
 #include "train/bench.h"
+#include "train/data_parallel.h"
 #include "train/loss.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
@@ -320,6 +322,61 @@ TEST(Bench, CeilingIterationsFitASlowKernelIntoATenthOfASecond) {
   const double gflops = ceiling_gflops_at(128, "fp32", at::kCPU);
   EXPECT_TRUE(std::isfinite(gflops));
   EXPECT_GT(gflops, 0.1);
+}
+
+}  // namespace
+}  // namespace nmt
+
+namespace nmt {
+namespace {
+
+TEST(DataParallel, ShardsInterleaveTheBatchAndDropEmptyOnes) {
+  using Shards = std::vector<std::vector<size_t>>;
+  EXPECT_EQ(interleaved_shards({4, 5, 6, 7, 8}, 2), (Shards{{4, 6, 8}, {5, 7}}));
+  EXPECT_EQ(interleaved_shards({4, 5}, 3), (Shards{{4}, {5}}));
+  EXPECT_EQ(interleaved_shards({4, 5, 6}, 1), (Shards{{4, 5, 6}}));
+}
+
+// Every worker runs each task once, single-threaded in LibTorch, while the caller's thread keeps
+// its own thread count; a task's exception reaches the caller and the pool stays usable.
+TEST(DataParallel, WorkerPoolRunsEachWorkerOnceAndRethrows) {
+  const int before = at::get_num_threads();
+  WorkerPool pool(3, before);
+  std::vector<int> runs(3, 0), threads(3, 0);
+  pool.run([&](int64_t w) {
+    runs[size_t(w)] += 1;
+    threads[size_t(w)] = at::get_num_threads();
+  });
+  EXPECT_EQ(runs, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(threads, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(at::get_num_threads(), before);
+  EXPECT_THROW(pool.run([](int64_t w) {
+                 if (w == 1) throw std::runtime_error("worker 1 failed");
+               }),
+               std::runtime_error);
+  pool.run([&](int64_t w) { runs[size_t(w)] += 1; });
+  EXPECT_EQ(runs, (std::vector<int>{2, 2, 2}));
+}
+
+// Inside a DropoutSeedScope the masks follow the scope's seed, not the default generator.
+TEST(DataParallel, DropoutSeedScopeMakesMasksIndependentOfTheGenerator) {
+  Dropout dropout(0.5);
+  dropout->train();
+  const auto x = torch::ones({64});
+  at::Tensor first, second;
+  {
+    torch::manual_seed(1);
+    DropoutSeedScope scope(42);
+    first = dropout(x);
+  }
+  {
+    torch::manual_seed(2);
+    DropoutSeedScope scope(42);
+    second = dropout(x);
+  }
+  EXPECT_TRUE(torch::equal(first, second));
+  DropoutSeedScope scope(43);
+  EXPECT_FALSE(torch::equal(dropout(x), first));
 }
 
 }  // namespace
