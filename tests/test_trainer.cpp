@@ -60,16 +60,23 @@ TrainSummary train(const Config& config, bool resume = false) {
   return trainer.run();
 }
 
+/// Trains `config` to `stop_at` steps, then resumes it to its own max_steps.
+void train_stopped_and_resumed(Config config, int64_t stop_at) {
+  const int64_t steps = config.train.max_steps;
+  config.train.max_steps = stop_at;
+  EXPECT_EQ(train(config).steps, stop_at);
+  config.train.max_steps = steps;
+  EXPECT_EQ(train(config, /*resume=*/true).steps, steps);
+}
+
 TEST(Trainer, ResumeGivesTheSameLossCurve) {
   const auto dir = test::temp_dir("resume");
   Config whole = test::tiny_config(dir / "whole");
   whole.train.max_steps = 12;
   train(whole);
   Config halves = test::tiny_config(dir / "halves");
-  halves.train.max_steps = 5;
-  EXPECT_EQ(train(halves).steps, 5);
   halves.train.max_steps = 12;
-  EXPECT_EQ(train(halves, /*resume=*/true).steps, 12);
+  train_stopped_and_resumed(halves, 5);
   const auto expected = train_losses(dir / "whole");
   ASSERT_EQ(expected.size(), 12u);
   EXPECT_EQ(train_losses(dir / "halves"), expected);  // bit-identical on CPU
@@ -88,10 +95,7 @@ TEST(Trainer, DataParallelWorkersAreReproducibleAndMatchOneWorker) {
   train(again);
   Config halves = whole;
   halves.train.run_dir = (dir / "halves").string();
-  halves.train.max_steps = 3;
-  EXPECT_EQ(train(halves).steps, 3);
-  halves.train.max_steps = 8;
-  EXPECT_EQ(train(halves, /*resume=*/true).steps, 8);
+  train_stopped_and_resumed(halves, 3);
   const auto expected = train_losses(dir / "whole");
   ASSERT_EQ(expected.size(), 8u);
   EXPECT_EQ(train_losses(dir / "again"), expected);
@@ -126,10 +130,7 @@ TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
   EXPECT_GE(epochs.back(), 2.0);  // into a second epoch, with its own segmentations
   Config halves = whole;
   halves.train.run_dir = (dir / "halves").string();
-  halves.train.max_steps = 5;  // stops inside the first epoch
-  EXPECT_EQ(train(halves).steps, 5);
-  halves.train.max_steps = 40;
-  EXPECT_EQ(train(halves, /*resume=*/true).steps, 40);
+  train_stopped_and_resumed(halves, 5);  // stops inside the first epoch
   const auto expected = train_losses(dir / "whole");
   EXPECT_EQ(train_losses(dir / "halves"), expected);
   Config plain = whole;

@@ -28,19 +28,19 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   }
   fs::create_directories(run_dir_);
   log_ = std::make_unique<RunLog>(run_dir_, console);
-  if (device_.is_cpu()) {
-    const int64_t threads = configure_threads(config_.train.threads);
-    // auto: fp32 only, where it was measured (bf16 runs its oneDNN kernels on all threads)
-    const bool fp32 = resolve_precision(config_.train.precision, device_) == "fp32";
-    const int64_t workers =
-        config_.train.cpu_workers == 0 ? (fp32 ? threads : 1) : config_.train.cpu_workers;
-    if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, config_.train.threads);
-  }
+  if (device_.is_cpu()) configure_threads(config_.train.threads);
   torch::manual_seed(uint64_t(config_.train.seed));
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
   config_.model.src_vocab_size = tokenizer_->src_vocab_size();
   config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
   config_.validate();
+  if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
+    // auto: fp32 only, where it was measured (bf16 runs its oneDNN kernels on all threads)
+    const bool fp32 = resolve_precision(config_.train.precision, device_) == "fp32";
+    const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
+                                                          : config_.train.cpu_workers;
+    if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, config_.train.threads);
+  }
   train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
   valid_ = load_split(config_.data, config_.data.valid_split, *tokenizer_);
   log_->line(describe(config_.data.train_split, train_.stats));
