@@ -53,6 +53,9 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   test::expect_error([&] { apply_overrides(config, {"model.dropout=1.5"}); },
                      "model.dropout = 1.5 is out of range: must be in [0, 0.99]");
   config = Config();
+  test::expect_error([&] { apply_overrides(config, {"train.cpu_workers=5000"}); },
+                     "train.cpu_workers = 5000 is out of range: must be in [0, 256]");
+  config = Config();
   test::expect_error([&] { apply_overrides(config, {"model.n_heads=3"}); }, "not divisible");
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"model.activation=tanh"}); },

@@ -194,8 +194,8 @@ void TrainConfig::validate() const {
   if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
     throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
   }
-  check_min("train.threads", threads, 0);
-  check_min("train.cpu_workers", cpu_workers, 0);
+  check_range("train.threads", threads, 0, 1024);
+  check_range("train.cpu_workers", cpu_workers, 0, 256);
   check_choice("train.precision", precision, {"auto", "fp32", "bf16"});
   check_range("train.lr", lr, 1e-9, 10.0);
   check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
