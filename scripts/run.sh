@@ -12,6 +12,16 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 config=${CONFIG:-configs/multi30k_en_de.json}
+for arg in "$@"; do
+  if [[ $arg == -h || $arg == --help ]]; then
+    sed -n '2,10s/^# \{0,1\}//p' "$0"
+    if [[ -x build/nmt ]]; then
+      printf '\nExtra arguments go to `nmt train`:\n'
+      build/nmt train --help
+    fi
+    exit 0
+  fi
+done
 
 scripts/setup.sh
 scripts/get_multi30k.sh
