@@ -207,6 +207,31 @@ TEST(Trainer, ValidationRecordsNameTheEpochUnderWay) {
   EXPECT_EQ(train_series(dir / "run", "epoch").back(), 2.0);
 }
 
+// A limit one step after a validation: the final weights replace that step checkpoint, so
+// averaging the last N does not count nearly the same weights twice; further away both stay.
+TEST(Trainer, FinalCheckpointReplacesANearlyIdenticalStepCheckpoint) {
+  const auto dir = test::temp_dir("final_checkpoint");
+  const auto step_files = [](const fs::path& run) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(run)) {
+      const auto name = entry.path().filename().string();
+      if (name.rfind("step_", 0) == 0) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  for (const int64_t steps : {21, 22}) {
+    Config config = step_config(dir / std::to_string(steps), steps);
+    config.train.validate_every = 20;  // "near": under a tenth of that, 2 steps
+    config.train.keep_checkpoints = 5;
+    train(config);
+    const std::vector<std::string> expected =
+        steps == 21 ? std::vector<std::string>{"step_21.pt"}
+                    : std::vector<std::string>{"step_20.pt", "step_22.pt"};
+    EXPECT_EQ(step_files(dir / std::to_string(steps)), expected) << steps << " steps";
+  }
+}
+
 TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {
   const auto dir = test::temp_dir("mismatch");
   Config config = test::tiny_config(dir / "run");

@@ -104,7 +104,7 @@ void Trainer::save(const fs::path& path, bool with_optimizer) {
                   with_optimizer ? optimizer_.get() : nullptr);
 }
 
-void Trainer::rotate_step_checkpoints() {
+void Trainer::rotate_step_checkpoints(int64_t replace_within) {
   const std::regex pattern("step_([0-9]+)\\.pt");
   std::vector<std::pair<int64_t, fs::path>> found;
   for (const auto& entry : fs::directory_iterator(run_dir_)) {
@@ -114,6 +114,15 @@ void Trainer::rotate_step_checkpoints() {
       found.emplace_back(std::stoll(match[1]), entry.path());
   }
   std::sort(found.begin(), found.end());
+  std::vector<std::pair<int64_t, fs::path>> kept;
+  for (auto& checkpoint : found) {
+    if (checkpoint.first < state_.step && checkpoint.first > state_.step - replace_within) {
+      fs::remove(checkpoint.second);
+    } else {
+      kept.push_back(std::move(checkpoint));
+    }
+  }
+  found = std::move(kept);
   const auto keep = size_t(config_.train.keep_checkpoints);
   for (size_t i = 0; i + keep < found.size(); ++i) fs::remove(found[i].second);
 }

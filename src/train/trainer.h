@@ -58,9 +58,12 @@ class Trainer {
   void resample_subwords();
   double train_step(const std::vector<std::vector<size_t>>& group);
   void after_step(TrainSummary& summary, double loss);
-  void run_validation(TrainSummary& summary);
+  /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
+  void run_validation(TrainSummary& summary, bool final = false);
   void save(const std::filesystem::path& path, bool with_optimizer);
-  void rotate_step_checkpoints();
+  /// Keeps the newest train.keep_checkpoints step checkpoints; first removes those fewer than
+  /// `replace_within` steps older than the current step (0: none).
+  void rotate_step_checkpoints(int64_t replace_within = 0);
   bool limit_reached(TrainSummary& summary);
   void say(const std::string& text);  ///< a log line that does not garble the progress bar
 

@@ -79,7 +79,7 @@ TrainSummary Trainer::run(bool final_validation) {
   // belong with the step checkpoints that get averaged); an interrupted run just saves.
   if (final_validation && !summary.interrupted && window_->last_validated != state_.step &&
       window_->run_tokens > 0) {
-    run_validation(summary);
+    run_validation(summary, /*final=*/true);
   }
   save(run_dir_ / "last.pt", /*with_optimizer=*/true);
   summary.steps = state_.step;
@@ -284,7 +284,7 @@ bool Trainer::limit_reached(TrainSummary& summary) {
   return stop_;
 }
 
-void Trainer::run_validation(TrainSummary& summary) {
+void Trainer::run_validation(TrainSummary& summary, bool final) {
   const auto or_null = [](double v) {
     return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   };
@@ -332,7 +332,14 @@ void Trainer::run_validation(TrainSummary& summary) {
   }
   if (config_.train.keep_checkpoints > 0) {
     save(run_dir_ / ("step_" + std::to_string(state_.step) + ".pt"), false);
-    rotate_step_checkpoints();
+    // A limit can land a few steps after a validation (an epoch's end, then one more step):
+    // the final weights then replace that checkpoint, so averaging the last N step checkpoints
+    // does not count nearly the same weights twice. "A few": under a tenth of the interval.
+    const int64_t interval =
+        config_.train.validate_every > 0
+            ? config_.train.validate_every
+            : (window_->epoch_batches + config_.train.accum_steps - 1) / config_.train.accum_steps;
+    rotate_step_checkpoints(final ? interval / 10 : 0);
   }
   save(run_dir_ / "last.pt", /*with_optimizer=*/true);
 }
