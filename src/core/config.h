@@ -90,8 +90,8 @@ struct TrainConfig {
   /// thread (train.threads) in fp32, off in bf16 (measured in fp32 only); 1 = off (every op
   /// uses all threads). Ignored on CUDA.
   int64_t cpu_workers = 1;
-  /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on CPU, fp32 on
-  /// CUDA: core/precision.h)
+  /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on a CPU with
+  /// AVX512-BF16, fp32 on other CPUs and on CUDA: core/precision.h)
   std::string precision = "fp32";
   double lr = 5e-4;                       ///< peak learning rate
   double adam_beta1 = 0.9;                ///< Adam β1
@@ -124,7 +124,8 @@ struct TrainConfig {
   template <class F>
   void fields(F&& f) {
     f("name", name), f("run_dir", run_dir), f("seed", seed), f("device", device);
-    f("threads", threads), f("cpu_workers", cpu_workers), f("precision", precision), f("lr", lr), f("adam_beta1", adam_beta1);
+    f("threads", threads), f("cpu_workers", cpu_workers), f("precision", precision);
+    f("lr", lr), f("adam_beta1", adam_beta1);
     f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
     f("schedule", schedule), f("warmup_steps", warmup_steps);
     f("label_smoothing", label_smoothing), f("clip_norm", clip_norm);

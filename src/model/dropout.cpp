@@ -124,6 +124,11 @@ DropoutSeedScope::DropoutSeedScope(uint64_t seed)
 
 DropoutSeedScope::~DropoutSeedScope() { seed_stream = {outer_active_, outer_state_}; }
 
+uint64_t draw_dropout_seed() {
+  return uint64_t(
+      at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>());
+}
+
 at::Tensor hash_dropout(const at::Tensor& x, double p, uint64_t seed) {
   return HashDropoutFunction::apply(x, p, int64_t(seed));
 }
@@ -137,9 +142,7 @@ at::Tensor DropoutImpl::forward(const at::Tensor& x) {
   if (!x.device().is_cpu()) return at::dropout(x, p, /*train=*/true);
   if (seed_stream.active) return hash_dropout(x, p, next_seed(seed_stream.state));
   // One draw from the default generator per call keeps the RNG stream (and resume) meaningful.
-  const int64_t seed =
-      at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>();
-  return hash_dropout(x, p, uint64_t(seed));
+  return hash_dropout(x, p, draw_dropout_seed());
 }
 
 }  // namespace nmt

@@ -40,6 +40,10 @@ class DropoutSeedScope {
   uint64_t outer_state_;
 };
 
+/// One dropout seed drawn from LibTorch's default generator (so the RNG state, saved in
+/// checkpoints, decides the masks of a resumed run too).
+uint64_t draw_dropout_seed();
+
 /// The CPU hash dropout itself, differentiable (exposed for tests): keeps each element with
 /// probability 1-p, scaling kept ones by 1/(1-p); `seed` selects the mask.
 at::Tensor hash_dropout(const at::Tensor& x, double p, uint64_t seed);

@@ -2,7 +2,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <limits>
 
 #include <unistd.h>
 
@@ -190,10 +189,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   if (workers > 1) {
     // Each worker's dropout masks come from its own seed, drawn here in worker order.
     std::vector<uint64_t> seeds;
-    for (size_t w = 0; w < workers; ++w) {
-      seeds.push_back(uint64_t(
-          at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>()));
-    }
+    for (size_t w = 0; w < workers; ++w) seeds.push_back(draw_dropout_seed());
     workers_->run([&](int64_t w) {
       DropoutSeedScope dropout_seeds(seeds[size_t(w)]);
       run_shards(size_t(w));
