@@ -1,5 +1,9 @@
 #include "train/data_parallel.h"
 
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
 #include <ATen/Parallel.h>
 
 #include "core/device.h"
@@ -7,8 +11,23 @@
 namespace nmt {
 
 WorkerPool::WorkerPool(int64_t workers, int64_t threads) {
-  for (int64_t w = 0; w < std::max<int64_t>(workers, 1); ++w) {
-    threads_.emplace_back([this, w] { work(w); });
+  const int64_t n = std::max<int64_t>(workers, 1);
+  for (int64_t w = 0; w < n; ++w) {
+    try {
+      threads_.emplace_back([this, w] { work(w); });
+    } catch (const std::system_error& e) {
+      // Stop and join the workers already started: a joinable std::thread destroyed by the
+      // unwinding vector would terminate the process.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+      }
+      wake_.notify_all();
+      for (auto& thread : threads_) thread.join();
+      throw std::runtime_error("train.cpu_workers = " + std::to_string(workers) +
+                               ": could not start worker thread " + std::to_string(w + 1) +
+                               " (" + e.what() + "); use fewer workers");
+    }
   }
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return ready_ == size(); });
