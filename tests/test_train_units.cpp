@@ -3,6 +3,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -356,6 +360,39 @@ TEST(DataParallel, WorkerPoolRunsEachWorkerOnceAndRethrows) {
                std::runtime_error);
   pool.run([&](int64_t w) { runs[size_t(w)] += 1; });
   EXPECT_EQ(runs, (std::vector<int>{2, 2, 2}));
+}
+
+// A pool whose threads cannot all be started (here the address space runs out for their
+// stacks) stops the ones already running and throws one error that names the setting; a
+// std::thread left joinable would terminate the process instead. Run in a forked child, whose
+// address space limit does not reach the test process.
+TEST(DataParallel, WorkerPoolThatCannotStartItsThreadsThrowsInsteadOfTerminating) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);  // a hang ends the child by SIGALRM, which fails the test
+    std::ifstream statm("/proc/self/statm");
+    long pages = 0;
+    statm >> pages;
+    const rlim_t limit = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (64 << 20);
+    const rlimit as{limit, limit};
+    if (setrlimit(RLIMIT_AS, &as) != 0) _exit(3);
+    try {
+      WorkerPool pool(256, 1);  // 256 stacks of 8 MiB do not fit in 64 MiB more
+    } catch (const std::runtime_error& e) {
+      _exit(std::string(e.what()).find("train.cpu_workers = 256: could not start worker thread") !=
+                    std::string::npos
+                ? 0
+                : 4);
+    } catch (...) {
+      _exit(5);
+    }
+    _exit(6);  // every thread started: the limit did not bite
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // Inside a DropoutSeedScope the masks follow the scope's seed, not the default generator.
