@@ -87,8 +87,8 @@ struct TrainConfig {
   int64_t threads = 0;          ///< CPU threads for LibTorch; 0 = one per core
   /// Data-parallel workers on the CPU (train/data_parallel.h): each step's batch is split into
   /// this many shards that run at once, one single-threaded worker each; 0 = auto: one per
-  /// thread (train.threads) in fp32, off in bf16 (measured in fp32 only); 1 = off (every op
-  /// uses all threads). Ignored on CUDA.
+  /// thread (train.threads) in fp32, off in bf16 (where 2 workers were no faster); 1 = off
+  /// (every op uses all threads). Ignored on CUDA.
   int64_t cpu_workers = 1;
   /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on a CPU with
   /// AVX512-BF16, fp32 on other CPUs and on CUDA: core/precision.h)

@@ -35,7 +35,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
   config_.validate();
   if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
-    // auto: fp32 only, where it was measured (bf16 runs its oneDNN kernels on all threads)
+    // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
     const bool fp32 = resolve_precision(config_.train.precision, device_) == "fp32";
     const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
                                                           : config_.train.cpu_workers;
