@@ -30,6 +30,8 @@ WorkerPool::WorkerPool(int64_t workers, int64_t threads) {
     }
   }
   std::unique_lock<std::mutex> lock(mutex_);
+  started_ = true;
+  wake_.notify_all();
   done_.wait(lock, [&] { return ready_ == size(); });
   lock.unlock();
   // The workers' at::set_num_threads(1) also set the default for threads started later.
@@ -48,6 +50,11 @@ WorkerPool::~WorkerPool() {
 void WorkerPool::work(int64_t index) {
   int64_t seen = 0;
   std::unique_lock<std::mutex> lock(mutex_);  // one worker at a time changes ATen's settings
+  // Touch ATen only once every worker thread exists, so that a pool which cannot start them
+  // all stops threads that have done nothing: ATen's own thread pool, set up by
+  // at::set_num_threads, hung in pthreadpool_create when its threads could not start either.
+  wake_.wait(lock, [&] { return stop_ || started_; });
+  if (stop_) return;
   // ATen initialises a thread's OpenMP thread count at its first parallel op (to the process
   // default); do that now, then make this thread's ops single-threaded.
   at::parallel_for(0, 1, 1, [](int64_t, int64_t) {});

@@ -42,6 +42,7 @@ class WorkerPool {
   const std::function<void(int64_t)>* task_ = nullptr;
   int64_t generation_ = 0;  ///< bumped by run(): a worker runs each generation once
   int64_t ready_ = 0;       ///< workers started (constructor) / finished (run)
+  bool started_ = false;    ///< every worker thread exists: they may set up ATen
   bool stop_ = false;
   std::exception_ptr error_;
 };
