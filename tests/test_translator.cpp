@@ -373,6 +373,30 @@ TEST(EvaluateCli, SeveralSplitsInOneRunWithJsonScores) {
             2);
 }
 
+TEST(EvaluateCli, HypDirKeepsHypothesesApartFromTheCheckpoint) {
+  const auto dir = test::temp_dir("evaluate_cli_hyp_dir");
+  auto model = test::fixture_model(7, /*eos_bias=*/2.0);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  const std::string evaluate = "evaluate --device cpu --checkpoint " + (dir / "m.pt").string() +
+                               " --split tiny_val,tiny --beam 2 --json " +
+                               (dir / "scores.json").string();
+  const auto run = run_nmt(evaluate + " --hyp-dir " + (dir / "avg10").string(), "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::ifstream in(dir / "scores.json");
+  const auto scores = nlohmann::json::parse(in);
+  ASSERT_EQ(scores.size(), 2u);
+  for (const auto& [index, split] : {std::pair{0, "tiny_val"}, {1, "tiny"}}) {
+    const std::string name = "hyp." + std::string(split) + ".de";
+    EXPECT_FALSE(fs::exists(dir / name));
+    const auto hyps = read_lines(dir / "avg10" / name);
+    const auto refs = read_lines(fs::path(NMT_FIXTURES_DIR) / (std::string(split) + ".de"));
+    EXPECT_NEAR(scores[index]["bleu"].get<double>(), corpus_bleu(hyps, refs).score, 1e-9);
+  }
+  const auto both = run_nmt(evaluate + " --hyp-dir x --output x.de", "", dir);
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--hyp-dir"), std::string::npos) << both.err;
+}
+
 TEST(BenchCli, UnknownBenchmarkNamesTheAvailableOnes) {
   const auto dir = test::temp_dir("bench_cli");
   const auto run = run_nmt("bench fly", "", dir);

@@ -118,6 +118,9 @@ int run_evaluate(int argc, char** argv) {
       ("lowercase", "case-insensitive BLEU and chrF")
       ("output", "hypotheses file (default: <checkpoint dir>/hyp.<split>.<tgt_lang>; one test "
        "set only)", cxxopts::value<std::string>(), "FILE")
+      ("hyp-dir", "write the hypotheses files hyp.<split>.<tgt_lang> into this directory "
+       "(created if missing) instead of next to the checkpoint", cxxopts::value<std::string>(),
+       "DIR")
       ("json", "also write the scores of every test set to this JSON file",
        cxxopts::value<std::string>(), "FILE")
       ("set", "override a config key: section.key=value (data.*, decode.*; repeatable)",
@@ -128,8 +131,18 @@ int run_evaluate(int argc, char** argv) {
   auto session = open_decode_session(args, overrides_from_args(args));
   const Config& config = session.loaded.config;
   const std::vector<TestSet> sets = test_sets(args, config.data);
+  if (args.count("output") && args.count("hyp-dir")) {
+    throw Error("--output and --hyp-dir both say where hypotheses go: give one of them");
+  }
   if (args.count("output") && sets.size() > 1) {
     throw Error("--output names one hypotheses file: give one --split (or drop --output)");
+  }
+  const fs::path hyp_dir = args.count("hyp-dir") ? fs::path(args["hyp-dir"].as<std::string>())
+                                                 : session.checkpoint.parent_path();
+  if (args.count("hyp-dir")) {
+    std::error_code error;
+    fs::create_directories(hyp_dir, error);
+    if (error) throw Error(hyp_dir.string() + ": cannot create directory: " + error.message());
   }
   nlohmann::json results = nlohmann::json::array();
   for (const auto& set : sets) {
@@ -145,7 +158,7 @@ int run_evaluate(int argc, char** argv) {
     const fs::path hyp_file =
         args.count("output")
             ? fs::path(args["output"].as<std::string>())
-            : session.checkpoint.parent_path() / ("hyp." + set.name + "." + config.data.tgt_lang);
+            : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
     write_lines(hyp_file, report.hypotheses);
     std::cout << "hypotheses written to " << hyp_file.string() << "\n";
     results.push_back(score_record(report, set, session));
