@@ -395,6 +395,12 @@ TEST(EvaluateCli, HypDirKeepsHypothesesApartFromTheCheckpoint) {
   const auto both = run_nmt(evaluate + " --hyp-dir x --output x.de", "", dir);
   EXPECT_EQ(both.code, 2);
   EXPECT_NE(both.err.find("--hyp-dir"), std::string::npos) << both.err;
+  // The conflict is reported before the checkpoint is read: a missing one does not mask it.
+  const auto early = run_nmt("evaluate --checkpoint " + (dir / "missing.pt").string() +
+                                 " --split tiny --hyp-dir x --output x.de",
+                             "", dir);
+  EXPECT_EQ(early.code, 2);
+  EXPECT_NE(early.err.find("--hyp-dir"), std::string::npos) << early.err;
 }
 
 TEST(BenchCli, UnknownBenchmarkNamesTheAvailableOnes) {

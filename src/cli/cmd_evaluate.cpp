@@ -28,6 +28,28 @@ struct TestSet {
   fs::path ref_file;
 };
 
+/// The split names of --split a,b,... (empty names skipped; none if --split is absent).
+std::vector<std::string> split_names(const cxxopts::ParseResult& args) {
+  std::vector<std::string> names;
+  if (!args.count("split")) return names;
+  std::stringstream list(args["split"].as<std::string>());
+  for (std::string name; std::getline(list, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
+
+/// Where hypotheses go, checked before the checkpoint is loaded: --output names one file for
+/// one test set, --hyp-dir a directory; not both.
+void check_hypotheses_options(const cxxopts::ParseResult& args) {
+  if (args.count("output") && args.count("hyp-dir")) {
+    throw Error("--output and --hyp-dir both say where hypotheses go: give one of them");
+  }
+  if (args.count("output") && split_names(args).size() > 1) {
+    throw Error("--output names one hypotheses file: give one --split (or drop --output)");
+  }
+}
+
 /// The test sets the options name: each of --split a,b,... or the --src/--ref pair.
 std::vector<TestSet> test_sets(const cxxopts::ParseResult& args, const DataConfig& data) {
   const bool split = args.count("split") > 0;
@@ -35,9 +57,7 @@ std::vector<TestSet> test_sets(const cxxopts::ParseResult& args, const DataConfi
   if (split == files) throw Error("give either --split NAME[,NAME...] or both --src and --ref");
   std::vector<TestSet> sets;
   if (split) {
-    std::stringstream names(args["split"].as<std::string>());
-    for (std::string name; std::getline(names, name, ',');) {
-      if (name.empty()) continue;
+    for (const auto& name : split_names(args)) {
       sets.push_back({name, split_file(data.dir, name, data.src_lang),
                       split_file(data.dir, name, data.tgt_lang)});
     }
@@ -128,15 +148,10 @@ int run_evaluate(int argc, char** argv) {
   // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
+  check_hypotheses_options(args);
   auto session = open_decode_session(args, overrides_from_args(args));
   const Config& config = session.loaded.config;
   const std::vector<TestSet> sets = test_sets(args, config.data);
-  if (args.count("output") && args.count("hyp-dir")) {
-    throw Error("--output and --hyp-dir both say where hypotheses go: give one of them");
-  }
-  if (args.count("output") && sets.size() > 1) {
-    throw Error("--output names one hypotheses file: give one --split (or drop --output)");
-  }
   const fs::path hyp_dir = args.count("hyp-dir") ? fs::path(args["hyp-dir"].as<std::string>())
                                                  : session.checkpoint.parent_path();
   if (args.count("hyp-dir")) {
