@@ -1,5 +1,6 @@
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -119,30 +120,43 @@ TEST(Loss, FusedKernelRejectsOutOfRangeTargets) {
                c10::Error);
 }
 
-/// Two parameter sets with the same values: one large enough to be split across threads (and of
-/// odd length, so the vector loop's tail counts), one tiny.
-std::vector<at::Tensor> adam_parameters() {
+/// Parameters named as a model names them: one large enough to be split across threads (and of
+/// odd length, so the vector loop's tail counts), a matrix, a tiny bias and an embedding table.
+torch::OrderedDict<std::string, at::Tensor> adam_parameters() {
   torch::manual_seed(3);
-  return {torch::randn({100003}).requires_grad_(), torch::randn({7}).requires_grad_()};
+  torch::OrderedDict<std::string, at::Tensor> parameters;
+  parameters.insert("encoder.layers.0.feedforward.fc_1.weight",
+                    torch::randn({100003}).requires_grad_());
+  parameters.insert("decoder.layers.0.self_attention.fc_q.weight",
+                    torch::randn({31, 17}).requires_grad_());
+  parameters.insert("decoder.layers.0.self_attention.fc_q.bias", torch::randn({7}).requires_grad_());
+  parameters.insert("encoder.embeddings.tokens.weight", torch::randn({13, 5}).requires_grad_());
+  return parameters;
 }
 
-std::vector<at::Tensor> clones(const std::vector<at::Tensor>& parameters) {
-  std::vector<at::Tensor> out;
-  for (const auto& p : parameters) out.push_back(p.detach().clone().requires_grad_());
+torch::OrderedDict<std::string, at::Tensor> clones(
+    const torch::OrderedDict<std::string, at::Tensor>& parameters) {
+  torch::OrderedDict<std::string, at::Tensor> out;
+  for (const auto& item : parameters) {
+    out.insert(item.key(), item.value().detach().clone().requires_grad_());
+  }
   return out;
 }
 
 /// The fused step against LibTorch's own: three steps on the same gradients (scaled by a clip
 /// factor), then LibTorch's step continues the fused optimizer's state (same state keys and
 /// layout, so checkpoints and resume are unaffected).
-void expect_fused_step_matches_libtorch(double weight_decay) {
+void expect_fused_step_matches_libtorch(double weight_decay, const std::string& decay_on) {
   TrainConfig config;
   config.lr = 1e-2;
   config.weight_decay = weight_decay;
-  auto fused_parameters = adam_parameters();
-  auto reference_parameters = clones(fused_parameters);
-  auto fused = make_optimizer(fused_parameters, config);
-  auto reference = make_optimizer(reference_parameters, config);
+  config.weight_decay_on = decay_on;
+  auto fused_named = adam_parameters();
+  auto reference_named = clones(fused_named);
+  auto fused = make_optimizer(fused_named, config);
+  auto reference = make_optimizer(reference_named, config);
+  auto fused_parameters = fused_named.values();
+  auto reference_parameters = reference_named.values();
   const double scale = 0.37;
   for (int step = 0; step < 4; ++step) {
     for (size_t i = 0; i < fused_parameters.size(); ++i) {
@@ -166,22 +180,90 @@ void expect_fused_step_matches_libtorch(double weight_decay) {
   EXPECT_EQ(fused->state().size(), fused_parameters.size());  // no second, fresh state
 }
 
-TEST(Optimizer, FusedAdamMatchesLibTorch) { expect_fused_step_matches_libtorch(0.0); }
+TEST(Optimizer, FusedAdamMatchesLibTorch) { expect_fused_step_matches_libtorch(0.0, "all"); }
 
-TEST(Optimizer, FusedAdamWMatchesLibTorch) { expect_fused_step_matches_libtorch(0.1); }
+TEST(Optimizer, FusedAdamWMatchesLibTorch) { expect_fused_step_matches_libtorch(0.1, "all"); }
+
+TEST(Optimizer, FusedAdamWWithExemptGroupMatchesLibTorch) {
+  expect_fused_step_matches_libtorch(0.1, "linear");
+}
+
+TEST(Optimizer, WeightDecayOnPicksMatricesOrLinearWeights) {
+  const auto matrix = torch::zeros({4, 3}), vector = torch::zeros({3});
+  for (const char* decay_on : {"all", "matrices", "linear"}) {
+    EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.weight", matrix, decay_on)) << decay_on;
+  }
+  EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, "all"));
+  EXPECT_FALSE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, "matrices"));
+  EXPECT_FALSE(decays("encoder.final_norm.weight", vector, "linear"));
+  EXPECT_TRUE(decays("encoder.embeddings.tokens.weight", matrix, "matrices"));
+  EXPECT_FALSE(decays("encoder.embeddings.tokens.weight", matrix, "linear"));
+  EXPECT_FALSE(decays("decoder.embeddings.positions.weight", matrix, "linear"));
+}
+
+/// With zero gradients Adam's update is 0, so one step shows the decay alone: the decayed
+/// parameters shrink by 1 - lr * weight_decay, the exempt ones do not move.
+TEST(Optimizer, ExemptParametersAreNotDecayed) {
+  TrainConfig config;
+  config.lr = 0.01;
+  config.weight_decay = 0.5;
+  config.weight_decay_on = "linear";
+  auto parameters = adam_parameters();
+  const auto before = clones(parameters);
+  auto optimizer = make_optimizer(parameters, config);
+  ASSERT_EQ(optimizer->param_groups().size(), 2u);
+  for (auto& p : parameters.values()) p.mutable_grad() = torch::zeros_like(p);
+  optimizer_step(*optimizer, 1.0);
+  for (const auto& item : parameters) {
+    const bool decayed = item.value().dim() == 2 && item.key().find("embeddings") == std::string::npos;
+    const auto expected = before[item.key()] * (decayed ? 1.0f - 0.01f * 0.5f : 1.0f);
+    EXPECT_TRUE(torch::allclose(item.value(), expected, 1e-6, 1e-7)) << item.key();
+  }
+}
+
+/// A resumed run rebuilds the optimizer from the config and loads the saved state: with two
+/// groups the next step must be the one the uninterrupted optimizer takes.
+TEST(Optimizer, GroupedStateSurvivesSaveAndLoad) {
+  TrainConfig config;
+  config.lr = 1e-2;
+  config.weight_decay = 0.1;
+  config.weight_decay_on = "matrices";
+  auto parameters = adam_parameters();
+  auto optimizer = make_optimizer(parameters, config);
+  const auto set_gradients = [](torch::OrderedDict<std::string, at::Tensor>& named, int seed) {
+    torch::manual_seed(seed);
+    for (auto& p : named.values()) p.mutable_grad() = torch::randn_like(p);
+  };
+  set_gradients(parameters, 1);
+  optimizer_step(*optimizer, 1.0);
+  std::stringstream saved;
+  torch::save(*optimizer, saved);
+
+  auto resumed_parameters = clones(parameters);
+  auto resumed = make_optimizer(resumed_parameters, config);
+  torch::load(*resumed, saved);
+  set_gradients(parameters, 2);
+  set_gradients(resumed_parameters, 2);
+  optimizer_step(*optimizer, 1.0);
+  optimizer_step(*resumed, 1.0);
+  for (const auto& item : parameters) {
+    EXPECT_TRUE(torch::equal(item.value(), resumed_parameters[item.key()])) << item.key();
+  }
+}
 
 TEST(Optimizer, ClearGradientsLetsTheNextBackwardStartFresh) {
-  auto parameters = adam_parameters();
-  auto optimizer = make_optimizer(parameters, TrainConfig{});
-  (parameters[1] * 3.0).sum().backward();
+  const auto named = adam_parameters();
+  auto parameters = named.values();
+  auto optimizer = make_optimizer(named, TrainConfig{});
+  (parameters[2] * 3.0).sum().backward();
   clear_gradients(*optimizer);
-  EXPECT_FALSE(parameters[1].grad().defined());
-  (parameters[1] * 2.0).sum().backward();
-  EXPECT_TRUE(torch::equal(parameters[1].grad(), torch::full({7}, 2.0f)));  // not 3 + 2
+  EXPECT_FALSE(parameters[2].grad().defined());
+  (parameters[2] * 2.0).sum().backward();
+  EXPECT_TRUE(torch::equal(parameters[2].grad(), torch::full({7}, 2.0f)));  // not 3 + 2
 }
 
 TEST(Optimizer, ClipScaleIsClipGradNormsCoefficient) {
-  auto parameters = adam_parameters();
+  auto parameters = adam_parameters().values();
   for (auto& p : parameters) p.mutable_grad() = torch::randn_like(p);
   const auto before = parameters[0].grad().clone();
   double norm = 0.0;

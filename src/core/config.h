@@ -98,6 +98,10 @@ struct TrainConfig {
   double adam_beta2 = 0.98;               ///< Adam β2 (the paper, §5.3)
   double adam_eps = 1e-9;                 ///< Adam ε
   double weight_decay = 0.0;              ///< decoupled weight decay (AdamW); 0 = plain Adam
+  /// Which parameters weight_decay applies to: all | matrices (every parameter with 2+
+  /// dimensions: linear weights and embeddings; biases and layer-norm gains are exempt) |
+  /// linear (linear layers' weights only: embeddings, and so a tied output layer, are exempt too)
+  std::string weight_decay_on = "all";
   std::string schedule = "inverse_sqrt";  ///< inverse_sqrt | constant | linear | cosine (last two
                                           ///< decay to 0 at the run's step/time/epoch limit)
   int64_t warmup_steps = 4000;            ///< linear warmup steps (every schedule)
@@ -127,6 +131,7 @@ struct TrainConfig {
     f("threads", threads), f("cpu_workers", cpu_workers), f("precision", precision);
     f("lr", lr), f("adam_beta1", adam_beta1);
     f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
+    f("weight_decay_on", weight_decay_on);
     f("schedule", schedule), f("warmup_steps", warmup_steps);
     f("label_smoothing", label_smoothing), f("clip_norm", clip_norm);
     f("accum_steps", accum_steps), f("max_epochs", max_epochs), f("max_steps", max_steps);

@@ -108,17 +108,34 @@ bool fused_step(torch::optim::Optimizer& optimizer, double grad_scale, bool deco
 
 }  // namespace
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& parameters,
-                                                        const TrainConfig& config) {
+bool decays(const std::string& name, const at::Tensor& parameter, const std::string& decay_on) {
+  if (decay_on == "all") return true;
+  if (parameter.dim() < 2) return false;
+  return decay_on == "matrices" || name.find("embeddings.") == std::string::npos;
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(
+    const torch::OrderedDict<std::string, at::Tensor>& parameters, const TrainConfig& config) {
   const auto betas = std::make_tuple(config.adam_beta1, config.adam_beta2);
   if (config.weight_decay > 0.0) {
-    return std::make_unique<torch::optim::AdamW>(parameters, torch::optim::AdamWOptions(config.lr)
-                                                                 .betas(betas)
-                                                                 .eps(config.adam_eps)
-                                                                 .weight_decay(config.weight_decay));
+    const auto options = torch::optim::AdamWOptions(config.lr).betas(betas).eps(config.adam_eps);
+    std::vector<at::Tensor> decayed, exempt;
+    for (const auto& item : parameters) {
+      (decays(item.key(), item.value(), config.weight_decay_on) ? decayed : exempt)
+          .push_back(item.value());
+    }
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    for (auto* group : {&decayed, &exempt}) {
+      if (group->empty()) continue;
+      auto group_options = std::make_unique<torch::optim::AdamWOptions>(options);
+      group_options->weight_decay(group == &decayed ? config.weight_decay : 0.0);
+      groups.emplace_back(*group, std::move(group_options));
+    }
+    return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
   }
   return std::make_unique<torch::optim::Adam>(
-      parameters, torch::optim::AdamOptions(config.lr).betas(betas).eps(config.adam_eps));
+      parameters.values(),
+      torch::optim::AdamOptions(config.lr).betas(betas).eps(config.adam_eps));
 }
 
 void clear_gradients(torch::optim::Optimizer& optimizer) {

@@ -1,18 +1,26 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/optim/optimizer.h>
+#include <torch/ordered_dict.h>
 
 #include "core/config.h"
 
 namespace nmt {
 
+/// Whether train.weight_decay_on (all | matrices | linear) decays the parameter called `name`
+/// (a module's named_parameters() key, e.g. "decoder.layers.0.fc_1.weight"). matrices: every
+/// parameter with 2+ dimensions; linear: those, except embeddings ("embeddings." in the name).
+bool decays(const std::string& name, const at::Tensor& parameter, const std::string& decay_on);
+
 /// Adam, or AdamW when train.weight_decay > 0: LibTorch's classes, so checkpoints keep their
-/// optimizer state in LibTorch's format.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& parameters,
-                                                        const TrainConfig& config);
+/// optimizer state in LibTorch's format. With AdamW the parameters train.weight_decay_on exempts
+/// form a second parameter group with weight decay 0 (the decayed group comes first).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(
+    const torch::OrderedDict<std::string, at::Tensor>& parameters, const TrainConfig& config);
 
 /// Drops every parameter's gradient (PyTorch's zero_grad(set_to_none=True), not in LibTorch 1.x):
 /// backward then stores each first gradient instead of adding it to a zeroed buffer, which saves

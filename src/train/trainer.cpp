@@ -62,7 +62,7 @@ Trainer::~Trainer() = default;
 void Trainer::set_up_model(bool resume) {
   model_ = Seq2Seq(config_.model);
   model_->to(device_);
-  optimizer_ = make_optimizer(model_->parameters(), config_.train);
+  optimizer_ = make_optimizer(model_->named_parameters(), config_.train);
   if (!resume) return;
   const fs::path last = run_dir_ / "last.pt";
   LoadedModel saved = load_checkpoint(last, device_);
