@@ -241,6 +241,9 @@ TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {
   Config changed = config;
   changed.model.d_model = 64;
   test::expect_error([&] { train(changed, true); }, "model.d_model = 32 vs 64");
+  Config decayed = config;  // Adam's state cannot become AdamW's
+  decayed.train.weight_decay = 0.1;
+  test::expect_error([&] { train(decayed, true); }, "train.weight_decay = 0, train.weight_decay_on = 'all' (now 0.1, 'all')");
   Config elsewhere = test::tiny_config(dir / "nothing");
   test::expect_error([&] { train(elsewhere, true); }, "nothing to resume");
 }

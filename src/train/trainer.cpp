@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -73,6 +74,19 @@ void Trainer::set_up_model(bool resume) {
                   " (checkpoint vs now); resume with the run's own model and data settings "
                   "(only train.* and decode.* may change)");
     }
+  }
+  // The optimizer's class (Adam or AdamW) and parameter groups follow these two keys, and its
+  // saved state only loads into the same shape.
+  const TrainConfig& was = saved.config.train;
+  const TrainConfig& now = config_.train;
+  if ((was.weight_decay > 0.0) != (now.weight_decay > 0.0) ||
+      (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
+    std::ostringstream message;
+    message << last.string() << " was trained with train.weight_decay = " << was.weight_decay
+            << ", train.weight_decay_on = '" << was.weight_decay_on << "' (now "
+            << now.weight_decay << ", '" << now.weight_decay_on
+            << "'): its optimizer state fits only the same optimizer; resume with those values";
+    throw Error(message.str());
   }
   if (saved.tokenizer.serialized() != tokenizer_->serialized()) {
     throw Error(last.string() + ": its vocabulary differs from the tokenizer in " +
