@@ -15,6 +15,41 @@
 namespace nmt {
 namespace fs = std::filesystem;
 
+namespace {
+
+/// Throws the one error that says why the run in `last` cannot go on under `config`: a changed
+/// model or data setting, an optimizer whose saved state would not fit, or another vocabulary.
+void check_resumable(const fs::path& last, const LoadedModel& saved, const Config& config,
+                     const Tokenizer& tokenizer, const fs::path& run_dir) {
+  for (const char* section : {"model", "data"}) {
+    const std::string difference = first_difference(saved.config, config, section);
+    if (!difference.empty()) {
+      throw Error(last.string() + " does not match the config: " + difference +
+                  " (checkpoint vs now); resume with the run's own model and data settings "
+                  "(only train.* and decode.* may change)");
+    }
+  }
+  // The optimizer's class (Adam or AdamW) and parameter groups follow these two keys, and its
+  // saved state only loads into the same shape.
+  const TrainConfig& was = saved.config.train;
+  const TrainConfig& now = config.train;
+  if ((was.weight_decay > 0.0) != (now.weight_decay > 0.0) ||
+      (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
+    std::ostringstream message;
+    message << last.string() << " was trained with train.weight_decay = " << was.weight_decay
+            << ", train.weight_decay_on = '" << was.weight_decay_on << "' (now "
+            << now.weight_decay << ", '" << now.weight_decay_on
+            << "'): its optimizer state fits only the same optimizer; resume with those values";
+    throw Error(message.str());
+  }
+  if (saved.tokenizer.serialized() != tokenizer.serialized()) {
+    throw Error(last.string() + ": its vocabulary differs from the tokenizer in " +
+                run_dir.string() + " (was the tokenizer retrained?)");
+  }
+}
+
+}  // namespace
+
 Trainer::Trainer(Config config, bool resume, std::ostream& console)
     : config_(std::move(config)),
       run_dir_(config_.train.resolved_run_dir()),
@@ -67,31 +102,7 @@ void Trainer::set_up_model(bool resume) {
   if (!resume) return;
   const fs::path last = run_dir_ / "last.pt";
   LoadedModel saved = load_checkpoint(last, device_);
-  for (const char* section : {"model", "data"}) {
-    const std::string difference = first_difference(saved.config, config_, section);
-    if (!difference.empty()) {
-      throw Error(last.string() + " does not match the config: " + difference +
-                  " (checkpoint vs now); resume with the run's own model and data settings "
-                  "(only train.* and decode.* may change)");
-    }
-  }
-  // The optimizer's class (Adam or AdamW) and parameter groups follow these two keys, and its
-  // saved state only loads into the same shape.
-  const TrainConfig& was = saved.config.train;
-  const TrainConfig& now = config_.train;
-  if ((was.weight_decay > 0.0) != (now.weight_decay > 0.0) ||
-      (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
-    std::ostringstream message;
-    message << last.string() << " was trained with train.weight_decay = " << was.weight_decay
-            << ", train.weight_decay_on = '" << was.weight_decay_on << "' (now "
-            << now.weight_decay << ", '" << now.weight_decay_on
-            << "'): its optimizer state fits only the same optimizer; resume with those values";
-    throw Error(message.str());
-  }
-  if (saved.tokenizer.serialized() != tokenizer_->serialized()) {
-    throw Error(last.string() + ": its vocabulary differs from the tokenizer in " +
-                run_dir_.string() + " (was the tokenizer retrained?)");
-  }
+  check_resumable(last, saved, config_, *tokenizer_, run_dir_);
   {
     torch::NoGradGuard no_grad;
     auto source = saved.model->named_parameters();
