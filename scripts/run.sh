@@ -48,6 +48,8 @@ checkpoint=$run_dir/best.pt
 if ((${#steps[@]} > 1)); then
   build/nmt average --output "$run_dir/averaged.pt" "${steps[@]}"
   checkpoint=$run_dir/averaged.pt
+else
+  echo "run.sh: ${#steps[@]} step checkpoint(s) in $run_dir, nothing to average: evaluating best.pt"
 fi
 build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
   --split "${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}" \
