@@ -243,7 +243,16 @@ TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {
   test::expect_error([&] { train(changed, true); }, "model.d_model = 32 vs 64");
   Config decayed = config;  // Adam's state cannot become AdamW's
   decayed.train.weight_decay = 0.1;
-  test::expect_error([&] { train(decayed, true); }, "train.weight_decay = 0, train.weight_decay_on = 'all' (now 0.1, 'all')");
+  test::expect_error([&] { train(decayed, true); },
+                     "train.weight_decay = 0, train.weight_decay_on = 'all' (now 0.1, 'all')");
+  // nor can one AdamW parameter group become two
+  Config grouped = test::tiny_config(dir / "grouped");
+  grouped.train.max_steps = 2;
+  grouped.train.weight_decay = 0.1;
+  train(grouped);
+  grouped.train.weight_decay_on = "linear";
+  test::expect_error([&] { train(grouped, true); },
+                     "train.weight_decay = 0.1, train.weight_decay_on = 'all' (now 0.1, 'linear')");
   Config elsewhere = test::tiny_config(dir / "nothing");
   test::expect_error([&] { train(elsewhere, true); }, "nothing to resume");
 }
