@@ -114,6 +114,43 @@ TEST(Loss, FusedKernelMatchesTheReference) {
   }
 }
 
+// R-Drop's consistency term: the reference against torch's kl_div both ways, zero for equal
+// distributions (logits differing by a constant per row), and the fused kernel against the
+// reference (values and gradients, fp32 and bf16, rows longer than 16 lanes with a ragged tail).
+TEST(Loss, SymmetricKlMatchesKlDivBothWaysAndTheFusedKernelMatchesIt) {
+  torch::manual_seed(4);
+  const auto p_logits = 3.0 * torch::randn({6, 11}), q_logits = 3.0 * torch::randn({6, 11});
+  const auto log_p = torch::log_softmax(p_logits, -1), log_q = torch::log_softmax(q_logits, -1);
+  namespace F = torch::nn::functional;
+  const auto sum = F::KLDivFuncOptions().reduction(torch::kSum);
+  const double expected =
+      0.5 * (F::kl_div(log_q, log_p.exp(), sum) + F::kl_div(log_p, log_q.exp(), sum)).item<double>();
+  const auto stacked = torch::cat({p_logits, q_logits}, 0);
+  EXPECT_NEAR(symmetric_kl_sum_reference(stacked).item<double>(), expected, 1e-5 * expected);
+  EXPECT_NEAR(symmetric_kl_sum(stacked).item<double>(), expected, 1e-5 * expected);
+  EXPECT_GT(expected, 0.0);
+  EXPECT_NEAR(symmetric_kl_sum(torch::cat({p_logits, p_logits + 5.0}, 0)).item<double>(), 0.0,
+              1e-5);
+  EXPECT_THROW(symmetric_kl_sum(torch::zeros({3, 4})), c10::Error);
+
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    auto base = 4.0 * torch::randn({2 * 19, 1003});
+    base[3][17] = 80.0;  // a dominant logit must not overflow
+    base[19 + 4].fill_(-60.0);
+    const auto fused_in = base.to(dtype).requires_grad_(true);
+    const auto reference_in = base.to(dtype).to(torch::kFloat).requires_grad_(true);
+    const auto fused = symmetric_kl_sum(fused_in);
+    const auto reference = symmetric_kl_sum_reference(reference_in);
+    EXPECT_NEAR(fused.item<double>(), reference.item<double>(), 1e-5 * reference.item<double>());
+    (fused / 19.0).backward();
+    (reference / 19.0).backward();
+    ASSERT_EQ(fused_in.grad().scalar_type(), dtype);
+    const double tolerance = dtype == torch::kFloat ? 1e-6 : 5e-4;
+    EXPECT_LT((fused_in.grad().to(torch::kFloat) - reference_in.grad()).abs().max().item<double>(),
+              tolerance);
+  }
+}
+
 TEST(Loss, FusedKernelRejectsOutOfRangeTargets) {
   const auto logits = torch::zeros({2, 5});
   EXPECT_THROW(label_smoothed_cross_entropy(logits, torch::tensor({0, 5}, torch::kLong), 0.1),

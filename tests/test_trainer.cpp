@@ -140,6 +140,36 @@ TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
   EXPECT_NE(train_losses(dir / "plain"), expected);
 }
 
+// R-Drop stacks each batch on itself: without dropout both copies are the same model, the KL
+// term is 0 and the halved sums are the plain run's, so the loss curves match; with dropout the
+// two copies differ, the curve differs from the plain run's, and it still learns.
+TEST(Trainer, RDropWithoutDropoutIsThePlainLossAndWithDropoutLearns) {
+  const auto dir = test::temp_dir("rdrop");
+  Config plain = step_config(dir / "plain", 8);
+  plain.model.dropout = plain.model.attention_dropout = 0.0;
+  train(plain);
+  Config doubled = plain;
+  doubled.train.run_dir = (dir / "doubled").string();
+  doubled.train.rdrop_alpha = 5.0;
+  train(doubled);
+  const auto expected = train_losses(dir / "plain");
+  const auto losses = train_losses(dir / "doubled");
+  ASSERT_EQ(expected.size(), 8u);
+  ASSERT_EQ(losses.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(losses[i], expected[i], 1e-3 * expected[i]);
+
+  Config dropout = step_config(dir / "dropout", 8);
+  train(dropout);
+  Config rdrop = dropout;
+  rdrop.train.run_dir = (dir / "rdrop").string();
+  rdrop.train.rdrop_alpha = 5.0;
+  train(rdrop);
+  const auto rdrop_losses = train_losses(dir / "rdrop");
+  ASSERT_EQ(rdrop_losses.size(), 8u);
+  EXPECT_NE(rdrop_losses, train_losses(dir / "dropout"));
+  EXPECT_LT(rdrop_losses.back(), rdrop_losses.front());
+}
+
 // The trainer feeds the budget's progress to the schedule: with max_steps = 4 and no warmup, the
 // linear schedule's steps use lr · (1 - k / 4), the last one 0.
 TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {

@@ -206,6 +206,7 @@ void TrainConfig::validate() const {
   check_choice("train.schedule", schedule, {"inverse_sqrt", "constant", "linear", "cosine"});
   check_min("train.warmup_steps", warmup_steps, 0);
   check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
+  check_range("train.rdrop_alpha", rdrop_alpha, 0.0, 1000.0);
   check_min("train.clip_norm", clip_norm, 0.0);
   check_min("train.accum_steps", accum_steps, 1);
   check_min("train.max_epochs", max_epochs, 0);

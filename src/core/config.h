@@ -106,6 +106,10 @@ struct TrainConfig {
                                           ///< decay to 0 at the run's step/time/epoch limit)
   int64_t warmup_steps = 4000;            ///< linear warmup steps (every schedule)
   double label_smoothing = 0.1;           ///< label smoothing ε (§5.4)
+  /// R-Drop (Liang et al. 2021): > 0 runs every batch through the model twice (two dropout
+  /// masks) and adds this times the symmetric KL divergence between the two output
+  /// distributions to the two copies' cross-entropy; 0 = off. Each step costs about twice.
+  double rdrop_alpha = 0.0;
   double clip_norm = 1.0;                 ///< gradient clipping by global norm; 0 = off
   int64_t accum_steps = 1;                ///< batches accumulated per optimizer step
   int64_t max_epochs = 20;                ///< stop after this many epochs; 0 = no limit
@@ -133,7 +137,8 @@ struct TrainConfig {
     f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
     f("weight_decay_on", weight_decay_on);
     f("schedule", schedule), f("warmup_steps", warmup_steps);
-    f("label_smoothing", label_smoothing), f("clip_norm", clip_norm);
+    f("label_smoothing", label_smoothing), f("rdrop_alpha", rdrop_alpha);
+    f("clip_norm", clip_norm);
     f("accum_steps", accum_steps), f("max_epochs", max_epochs), f("max_steps", max_steps);
     f("max_minutes", max_minutes), f("log_every", log_every);
     f("validate_every", validate_every), f("validate_at_start", validate_at_start);

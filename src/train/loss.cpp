@@ -202,6 +202,128 @@ struct FusedSmoothedCrossEntropy : public torch::autograd::Function<FusedSmoothe
   }
 };
 
+// ---- R-Drop's symmetric KL, fused the same way ---------------------------------------------
+// With a = x - lse_x = log p and b = y - lse_y = log q of a row pair, the term is
+// ½·Σ (p - q)(a - b) = ½·(KL(p‖q) + KL(q‖p)), and its gradients are
+//   ∂/∂x_k = ½·(p_k·(a_k - b_k - KL(p‖q)) + p_k - q_k),  ∂/∂y_k = ½·(q_k·(b_k - a_k - KL(q‖p)) + q_k - p_k).
+
+/// KL(p‖q) = Σ p(a - b) and KL(q‖p) = Σ q(b - a) of one row pair.
+NMT_CLONES void row_pair_kl(const float* x, const float* y, int64_t n, float lse_x, float lse_y,
+                            float* kl_pq, float* kl_qp) {
+  float pq[kLanes] = {}, qp[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const float a = x[i + j] - lse_x, b = y[i + j] - lse_y;
+      pq[j] += exp_nonpositive(a) * (a - b);
+      qp[j] += exp_nonpositive(b) * (b - a);
+    }
+  }
+  for (; i < n; ++i) {
+    const float a = x[i] - lse_x, b = y[i] - lse_y;
+    pq[0] += exp_nonpositive(a) * (a - b);
+    qp[0] += exp_nonpositive(b) * (b - a);
+  }
+  float s = 0.0f, t = 0.0f;
+  for (int j = 0; j < kLanes; ++j) s += pq[j], t += qp[j];
+  *kl_pq = s;
+  *kl_qp = t;
+}
+
+/// The two rows' gradients times g (the formula above, with its ½ folded into g).
+NMT_CLONES void row_pair_kl_gradient(const float* x, const float* y, int64_t n, float lse_x,
+                                     float lse_y, float kl_pq, float kl_qp, float g, float* grad_x,
+                                     float* grad_y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = x[i] - lse_x, b = y[i] - lse_y;
+    const float p = exp_nonpositive(a), q = exp_nonpositive(b);
+    grad_x[i] = g * (p * (a - b - kl_pq) + p - q);
+    grad_y[i] = g * (q * (b - a - kl_qp) + q - p);
+  }
+}
+
+float row_log_sum_exp(const float* x, int64_t n) {
+  float max = 0.0f, sum = 0.0f;
+  row_max_sum(x, n, &max, &sum);
+  return max + std::log(row_sum_exp(x, n, max));
+}
+
+/// Per row: log-sum-exp; per pair: KL(p‖q), KL(q‖p).
+template <class T>
+void kl_forward_rows(const at::Tensor& logits, at::Tensor& lse, at::Tensor& kl) {
+  const int64_t pairs = logits.size(0) / 2, n = logits.size(1);
+  const T* data = logits.data_ptr<T>();
+  float *lse_out = lse.data_ptr<float>(), *kl_out = kl.data_ptr<float>();
+  at::parallel_for(0, pairs, 16, [&](int64_t begin, int64_t end) {
+    const size_t size = std::is_same_v<T, float> ? 0 : size_t(n);
+    std::vector<float> buffer_x(size), buffer_y(size);
+    for (int64_t r = begin; r < end; ++r) {
+      const float* x = row_as_float(data, r, n, buffer_x.data());
+      const float* y = row_as_float(data, r + pairs, n, buffer_y.data());
+      lse_out[r] = row_log_sum_exp(x, n);
+      lse_out[r + pairs] = row_log_sum_exp(y, n);
+      row_pair_kl(x, y, n, lse_out[r], lse_out[r + pairs], kl_out + 2 * r, kl_out + 2 * r + 1);
+    }
+  });
+}
+
+template <class T>
+at::Tensor kl_backward_rows(const at::Tensor& logits, const at::Tensor& lse, const at::Tensor& kl,
+                            float g) {
+  auto grad = at::empty_like(logits);
+  const int64_t pairs = logits.size(0) / 2, n = logits.size(1);
+  const T* data = logits.data_ptr<T>();
+  T* out = grad.data_ptr<T>();
+  const float *log_z = lse.data_ptr<float>(), *kls = kl.data_ptr<float>();
+  at::parallel_for(0, pairs, 16, [&](int64_t begin, int64_t end) {
+    const auto size = static_cast<size_t>(n);
+    std::vector<float> buffer_x(size), buffer_y(size), result_x(size), result_y(size);
+    for (int64_t r = begin; r < end; ++r) {
+      const float* x = row_as_float(data, r, n, buffer_x.data());
+      const float* y = row_as_float(data, r + pairs, n, buffer_y.data());
+      const bool in_place = std::is_same_v<T, float>;
+      float* gx = in_place ? reinterpret_cast<float*>(out + r * n) : result_x.data();
+      float* gy = in_place ? reinterpret_cast<float*>(out + (r + pairs) * n) : result_y.data();
+      row_pair_kl_gradient(x, y, n, log_z[r], log_z[r + pairs], kls[2 * r], kls[2 * r + 1], g, gx,
+                           gy);
+      store_row(gx, n, out + r * n);
+      store_row(gy, n, out + (r + pairs) * n);
+    }
+  });
+  return grad;
+}
+
+/// Differentiable w.r.t. the stacked logits; returns the summed symmetric KL (a scalar).
+struct FusedSymmetricKl : public torch::autograd::Function<FusedSymmetricKl> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits_in) {
+    const auto logits = logits_in.contiguous();
+    const auto options = logits.options().dtype(at::kFloat);
+    auto lse = at::empty({logits.size(0)}, options), kl = at::empty({logits.size(0) / 2, 2}, options);
+    if (logits.scalar_type() == at::kFloat) {
+      kl_forward_rows<float>(logits, lse, kl);
+    } else {
+      kl_forward_rows<at::BFloat16>(logits, lse, kl);
+    }
+    ctx->save_for_backward({logits, lse, kl});
+    return 0.5 * kl.sum();
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const float g = 0.5f * grads[0].item<float>();
+    return {saved[0].scalar_type() == at::kFloat
+                ? kl_backward_rows<float>(saved[0], saved[1], saved[2], g)
+                : kl_backward_rows<at::BFloat16>(saved[0], saved[1], saved[2], g)};
+  }
+};
+
+void check_pairs(const at::Tensor& logits) {
+  TORCH_CHECK(logits.dim() == 2 && logits.size(0) % 2 == 0,
+              "symmetric_kl_sum needs [2n, vocab] logits (two passes stacked), got ",
+              logits.sizes());
+}
+
 void check_shapes(const at::Tensor& logits, const at::Tensor& targets) {
   TORCH_CHECK(logits.dim() == 2 && targets.dim() == 1 && logits.size(0) == targets.size(0),
               "logits must be [n, vocab] and targets [n], got ", logits.sizes(), " and ",
@@ -230,6 +352,22 @@ LossSums label_smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor
   }
   const auto sums = FusedSmoothedCrossEntropy::apply(logits, targets, epsilon);
   return {sums[0], sums[1].detach()};
+}
+
+at::Tensor symmetric_kl_sum_reference(const at::Tensor& logits) {
+  check_pairs(logits);
+  const int64_t n = logits.size(0) / 2;
+  const auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);
+  const auto log_p = log_probs.narrow(0, 0, n), log_q = log_probs.narrow(0, n, n);
+  return 0.5 * ((log_p.exp() - log_q.exp()) * (log_p - log_q)).sum();
+}
+
+at::Tensor symmetric_kl_sum(const at::Tensor& logits) {
+  check_pairs(logits);
+  const bool fused = logits.device().is_cpu() &&
+                     (logits.scalar_type() == at::kFloat || logits.scalar_type() == at::kBFloat16);
+  if (!fused || logits.size(0) == 0) return symmetric_kl_sum_reference(logits);
+  return FusedSymmetricKl::apply(logits);
 }
 
 }  // namespace nmt

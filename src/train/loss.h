@@ -25,4 +25,16 @@ LossSums label_smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor
 LossSums label_smoothed_cross_entropy_reference(const at::Tensor& logits, const at::Tensor& targets,
                                                 double epsilon);
 
+/// R-Drop's consistency term (Liang et al. 2021) over a batch stacked on itself: logits [2n, vocab]
+/// whose row i and row n + i are one target position's two forward passes. Returns
+///   Σ_i ½·(KL(p_i‖q_i) + KL(q_i‖p_i)) = Σ_i ½·Σ_v (p − q)(log p − log q),
+/// p and q the softmax of rows i and n + i (computed in fp32), differentiable. On CPU (fp32 or
+/// bf16 logits) a fused kernel reads each row pair three times forward and once backward;
+/// elsewhere this is symmetric_kl_sum_reference.
+at::Tensor symmetric_kl_sum(const at::Tensor& logits);
+
+/// The composite ATen version (log_softmax, exp, ...): any device; the fused kernel is tested
+/// against it.
+at::Tensor symmetric_kl_sum_reference(const at::Tensor& logits);
+
 }  // namespace nmt

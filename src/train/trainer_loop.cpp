@@ -35,19 +35,28 @@ std::string scientific(double value) {
 
 /// Loss sums of one batch: only non-padding target positions reach the output projection
 /// (a third of a Multi30k batch's positions can be padding; the projection is the widest matmul).
+/// With R-Drop (train.rdrop_alpha > 0) the batch is stacked on itself, so one pass gives each
+/// sentence two dropout masks; the sums are (both copies' cross-entropy + α·symmetric KL) / 2,
+/// as in Liang et al. 2021, so that divided by the batch's target tokens they stay per-token
+/// means comparable with a run without it.
 LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& config,
                     const at::Device& device) {
+  const bool rdrop = config.rdrop_alpha > 0.0;
+  const auto twice = [rdrop](const at::Tensor& t) { return rdrop ? at::cat({t, t}, 0) : t; };
   at::Tensor logits, targets;
   {
     AutocastGuard autocast(config.precision, device);
-    const auto hidden = model->forward_hidden(batch.src, batch.tgt_in);  // [b, tgt_len, d]
-    const auto flat = batch.tgt_out.reshape(-1);                         // [b * tgt_len]
-    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);              // [tokens]
+    const auto hidden = model->forward_hidden(twice(batch.src), twice(batch.tgt_in));
+    const auto flat = twice(batch.tgt_out).reshape(-1);    // [b * tgt_len] (twice with R-Drop)
+    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);  // [tokens]: first copy's, then second's
     const auto selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
     logits = model->decoder->project(selected);  // [tokens, vocab]
     targets = flat.index_select(0, keep);        // [tokens]
   }
-  return label_smoothed_cross_entropy(logits, targets, config.label_smoothing);
+  const auto sums = label_smoothed_cross_entropy(logits, targets, config.label_smoothing);
+  if (!rdrop) return sums;
+  const auto kl = symmetric_kl_sum(logits);
+  return {0.5 * (sums.loss + config.rdrop_alpha * kl), 0.5 * sums.nll};
 }
 
 /// True when `out` is the process's stdout or stderr and that is a terminal.
@@ -171,8 +180,10 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
       shards[w].push_back(collate(epoch_examples(), parts[w]));
       const Batch& b = shards[w].back();
       tokens += b.tgt_tokens;
-      window_->run_flops +=
-          training_flops(config_.model, {b.size(), b.src.size(1), b.tgt_in.size(1), b.tgt_tokens});
+      // R-Drop runs each batch twice: twice the model work for the same target tokens.
+      const int64_t copies = config_.train.rdrop_alpha > 0.0 ? 2 : 1;
+      window_->run_flops += training_flops(config_.model, {copies * b.size(), b.src.size(1),
+                                                           b.tgt_in.size(1), copies * b.tgt_tokens});
     }
   }
   window_->run_tokens += tokens;
