@@ -80,6 +80,33 @@ TEST(Model, SinusoidalPositionsEqualTheFormula) {
   }
 }
 
+TEST(Model, WordDropoutZeroesWholeTokensInTrainingOnly) {
+  torch::manual_seed(3);
+  const int64_t d = 8;
+  Embeddings plain(11, d, 16, "sinusoidal", 0.0);
+  Embeddings dropped(11, d, 16, "sinusoidal", 0.0, 0.5, plain->tokens);
+  const auto ids = torch::randint(0, 11, {6, 12}, torch::kLong);
+  const auto positions = sinusoidal_positions(12, d).unsqueeze(0);
+  const auto token_part = plain->forward(ids) - positions;  // [6, 12, d]
+
+  dropped->train();
+  const auto out = dropped->forward(ids) - positions;
+  // Each token's scale (0 or 1/(1-p)) by least squares, then the whole vector must match it.
+  const auto per_token = (out * token_part).sum(2) / token_part.pow(2).sum(2);  // [6, 12]
+  EXPECT_TRUE(torch::allclose(out, token_part * per_token.unsqueeze(2), 1e-4, 1e-5))
+      << "a token is dropped whole or kept whole";
+  const auto is_dropped = per_token.abs() < 1e-4;
+  EXPECT_TRUE(torch::allclose(per_token.masked_fill(is_dropped, 2.0),
+                              torch::full_like(per_token, 2.0), 1e-4, 1e-5))
+      << "kept tokens are scaled by 1/(1-p)";
+  const int64_t n_dropped = is_dropped.sum().item<int64_t>();
+  EXPECT_GT(n_dropped, 12);  // 72 tokens at p = 0.5: 36 expected
+  EXPECT_LT(n_dropped, 60);
+
+  dropped->eval();
+  EXPECT_TRUE(torch::equal(dropped->forward(ids), plain->forward(ids)));
+}
+
 TEST(Model, LearnedPositionsRejectLongSequences) {
   Seq2Seq model(small_config());
   auto src = torch::ones({1, 21}, torch::kLong);

@@ -154,6 +154,7 @@ void ModelConfig::validate() const {
   check_min("model.d_ff", d_ff, 1);
   check_range("model.dropout", dropout, 0.0, 0.99);
   check_range("model.attention_dropout", attention_dropout, 0.0, 0.99);
+  check_range("model.word_dropout", word_dropout, 0.0, 0.99);
   check_choice("model.activation", activation, {"relu", "gelu"});
   check_choice("model.norm", norm, {"post", "pre"});
   check_choice("model.positions", positions, {"learned", "sinusoidal"});

@@ -22,6 +22,9 @@ struct ModelConfig {
   int64_t d_ff = 1024;                ///< inner width of the position-wise feed-forward block
   double dropout = 0.1;               ///< dropout on embeddings, sublayer outputs and FFN hidden
   double attention_dropout = 0.1;     ///< dropout on attention weights
+  /// Word dropout (Gal & Ghahramani 2016; Sennrich & Zhang 2019): the probability that a whole
+  /// token's embedding, source or target side, is zeroed (kept ones scaled by 1/(1-p)); 0 = off
+  double word_dropout = 0.0;
   std::string activation = "relu";    ///< FFN activation: relu | gelu
   std::string norm = "post";          ///< post (the paper, §3.1) | pre (LayerNorm before sublayer)
   std::string positions = "learned";  ///< learned (tutorial) | sinusoidal (the paper, §3.5)
@@ -35,7 +38,8 @@ struct ModelConfig {
   void fields(F&& f) {
     f("d_model", d_model), f("n_heads", n_heads), f("encoder_layers", encoder_layers);
     f("decoder_layers", decoder_layers), f("d_ff", d_ff), f("dropout", dropout);
-    f("attention_dropout", attention_dropout), f("activation", activation), f("norm", norm);
+    f("attention_dropout", attention_dropout), f("word_dropout", word_dropout);
+    f("activation", activation), f("norm", norm);
     f("positions", positions), f("max_len", max_len), f("share_embeddings", share_embeddings);
     f("tie_output", tie_output), f("src_vocab_size", src_vocab_size);
     f("tgt_vocab_size", tgt_vocab_size);

@@ -22,10 +22,13 @@ at::Tensor sinusoidal_positions(int64_t len, int64_t d_model) {
 
 EmbeddingsImpl::EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len,
                                const std::string& positions, double dropout_p,
-                               torch::nn::Embedding shared)
+                               double word_dropout_p, torch::nn::Embedding shared)
     : dropout(register_module("dropout", Dropout(dropout_p))),
       d_model_(d_model),
       max_len_(max_len) {
+  if (word_dropout_p > 0.0) {
+    word_dropout = register_module("word_dropout", Dropout(word_dropout_p));
+  }
   tokens = shared ? shared : register_module("tokens", torch::nn::Embedding(vocab_size, d_model));
   if (positions == "learned") {
     learned = register_module("positions", torch::nn::Embedding(max_len, d_model));
@@ -44,6 +47,11 @@ at::Tensor EmbeddingsImpl::forward(const at::Tensor& token_ids, int64_t offset) 
                 ": shorten the input (data.max_len) or train with a larger model.max_len");
   }
   auto x = tokens->forward(token_ids) * std::sqrt(double(d_model_));  // [batch, len, d_model]
+  if (word_dropout && is_training()) {
+    // One keep/drop draw per token, through the same Dropout as everywhere else (its CPU hash
+    // masks and per-worker seed streams), applied to a [batch, len, 1] tensor of ones.
+    x = x * word_dropout->forward(at::ones({token_ids.size(0), len, 1}, x.options()));
+  }
   if (learned) {
     auto ids = at::arange(offset, offset + len, token_ids.options());
     x = x + learned->forward(ids).unsqueeze(0);
