@@ -140,6 +140,28 @@ TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
   EXPECT_NE(train_losses(dir / "plain"), expected);
 }
 
+// Word dropout draws its masks as the other dropout layers do (seeds from the checkpointed
+// generator, one stream per data-parallel worker): a run stopped and resumed gives the
+// uninterrupted run's losses, which differ from a run without word dropout.
+TEST(Trainer, WordDropoutResumesWithTheSameMasks) {
+  const auto dir = test::temp_dir("word_dropout");
+  Config whole = step_config(dir / "whole", 8);
+  whole.model.word_dropout = 0.2;
+  whole.train.cpu_workers = 2;
+  train(whole);
+  Config halves = whole;
+  halves.train.run_dir = (dir / "halves").string();
+  train_stopped_and_resumed(halves, 3);
+  const auto expected = train_losses(dir / "whole");
+  ASSERT_EQ(expected.size(), 8u);
+  EXPECT_EQ(train_losses(dir / "halves"), expected);
+  Config plain = whole;
+  plain.train.run_dir = (dir / "plain").string();
+  plain.model.word_dropout = 0.0;
+  train(plain);
+  EXPECT_NE(train_losses(dir / "plain"), expected);
+}
+
 // R-Drop stacks each batch on itself. Without dropout both copies are the same model, the KL
 // term is 0 and the halved sums are the plain run's, so the loss curves match. With dropout the
 // copies differ: against a run with the same masks and a negligible α, α = 5 adds a positive KL
