@@ -69,17 +69,25 @@ void train_stopped_and_resumed(Config config, int64_t stop_at) {
   EXPECT_EQ(train(config, /*resume=*/true).steps, steps);
 }
 
+/// Trains `whole`, and a copy of it in `halves_dir` stopped at `stop_at` and resumed; expects the
+/// two loss curves to be bit-identical with max_steps records, and returns the whole run's.
+std::vector<double> expect_resume_reproduces(const Config& whole, const fs::path& halves_dir,
+                                             int64_t stop_at) {
+  train(whole);
+  Config halves = whole;
+  halves.train.run_dir = halves_dir.string();
+  train_stopped_and_resumed(halves, stop_at);
+  const auto expected = train_losses(whole.train.run_dir);
+  EXPECT_EQ(expected.size(), size_t(whole.train.max_steps));
+  EXPECT_EQ(train_losses(halves_dir), expected);  // bit-identical on CPU
+  return expected;
+}
+
 TEST(Trainer, ResumeGivesTheSameLossCurve) {
   const auto dir = test::temp_dir("resume");
   Config whole = test::tiny_config(dir / "whole");
   whole.train.max_steps = 12;
-  train(whole);
-  Config halves = test::tiny_config(dir / "halves");
-  halves.train.max_steps = 12;
-  train_stopped_and_resumed(halves, 5);
-  const auto expected = train_losses(dir / "whole");
-  ASSERT_EQ(expected.size(), 12u);
-  EXPECT_EQ(train_losses(dir / "halves"), expected);  // bit-identical on CPU
+  expect_resume_reproduces(whole, dir / "halves", 5);
 }
 
 // Data-parallel CPU workers: the same run twice, and a run stopped and resumed, give
@@ -89,17 +97,11 @@ TEST(Trainer, DataParallelWorkersAreReproducibleAndMatchOneWorker) {
   const auto dir = test::temp_dir("workers");
   Config whole = step_config(dir / "whole", 8);
   whole.train.cpu_workers = 2;
-  train(whole);
+  const auto expected = expect_resume_reproduces(whole, dir / "halves", 3);
   Config again = whole;
   again.train.run_dir = (dir / "again").string();
   train(again);
-  Config halves = whole;
-  halves.train.run_dir = (dir / "halves").string();
-  train_stopped_and_resumed(halves, 3);
-  const auto expected = train_losses(dir / "whole");
-  ASSERT_EQ(expected.size(), 8u);
   EXPECT_EQ(train_losses(dir / "again"), expected);
-  EXPECT_EQ(train_losses(dir / "halves"), expected);
 
   std::vector<std::vector<double>> curves;
   for (const int64_t workers : {1, 2, 3}) {
@@ -124,15 +126,10 @@ TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
   const auto dir = test::temp_dir("resume_sampling");
   Config whole = step_config(dir / "whole", 40);
   whole.data.subword_alpha = 0.2;
-  train(whole);
+  const auto expected = expect_resume_reproduces(whole, dir / "halves", 5);  // inside epoch 1
   const auto epochs = train_series(dir / "whole", "epoch");
   ASSERT_EQ(epochs.size(), 40u);
   EXPECT_GE(epochs.back(), 2.0);  // into a second epoch, with its own segmentations
-  Config halves = whole;
-  halves.train.run_dir = (dir / "halves").string();
-  train_stopped_and_resumed(halves, 5);  // stops inside the first epoch
-  const auto expected = train_losses(dir / "whole");
-  EXPECT_EQ(train_losses(dir / "halves"), expected);
   Config plain = whole;
   plain.train.run_dir = (dir / "plain").string();
   plain.data.subword_alpha = 0.0;
@@ -148,13 +145,7 @@ TEST(Trainer, WordDropoutResumesWithTheSameMasks) {
   Config whole = step_config(dir / "whole", 8);
   whole.model.word_dropout = 0.2;
   whole.train.cpu_workers = 2;
-  train(whole);
-  Config halves = whole;
-  halves.train.run_dir = (dir / "halves").string();
-  train_stopped_and_resumed(halves, 3);
-  const auto expected = train_losses(dir / "whole");
-  ASSERT_EQ(expected.size(), 8u);
-  EXPECT_EQ(train_losses(dir / "halves"), expected);
+  const auto expected = expect_resume_reproduces(whole, dir / "halves", 3);
   Config plain = whole;
   plain.train.run_dir = (dir / "plain").string();
   plain.model.word_dropout = 0.0;
