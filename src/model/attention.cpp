@@ -50,9 +50,12 @@ std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::attend(const at::Tens
   at::Tensor context;                                // [batch, heads, q_len, head_dim]
   at::Tensor weights;                                // [batch, heads, q_len, k_len]
 #if TORCH_VERSION_MAJOR >= 2
-  if (!need_weights) {
-    // Same computation through LibTorch's fused kernel (flash / memory-efficient on CUDA).
-    const double p = is_training() ? dropout_p_ : 0.0;
+  const double p = is_training() ? dropout_p_ : 0.0;
+  // Same computation through LibTorch's fused kernel (flash / memory-efficient on CUDA). Not for
+  // dropout on the CPU: the fused kernel draws its mask from the shared default generator, whose
+  // draws data-parallel workers would interleave at random, while the path below takes each
+  // worker's own seed stream (model/dropout.h), so a run and its resume stay bit-identical.
+  if (!need_weights && (p == 0.0 || !q.device().is_cpu())) {
     const auto attn_mask = mask.defined() ? c10::optional<at::Tensor>(mask) : c10::nullopt;
     context = at::scaled_dot_product_attention(q, kv.key, kv.value, attn_mask, p);
   }
