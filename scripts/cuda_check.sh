@@ -90,20 +90,19 @@ stage_train() {
   cp "$run/metrics.jsonl" "$run/results.json" "$logs/"
 }
 
-# Every kept hypothesis file (checkpoints/results/NAME.hyp.SPLIT.LANG, and the train stage's)
-# scored again by the sacrebleu package, against the numbers in NAME.results.json.
+# Every kept hypothesis file (docs/results/RUN[/EVAL]/hyp.SPLIT.LANG.gz, and the train stage's
+# checkpoints/cuda_Nmin/hyp.SPLIT.LANG) scored again by the sacrebleu package, against the
+# numbers in the results.json of the same folder.
 stage_sacrebleu() {
   data
-  local status=0 hyp name rest
-  for hyp in checkpoints/results/*.hyp.* checkpoints/cuda_"$minutes"min/hyp.*; do
+  local status=0 hyp rest
+  for hyp in docs/results/*/hyp.* docs/results/*/*/hyp.* checkpoints/cuda_"$minutes"min/hyp.*; do
     [[ -f "$hyp" ]] || continue
-    case "$hyp" in
-      */hyp.*) name=$(dirname "$hyp")/results; rest=${hyp##*/hyp.} ;;
-      *) name=${hyp%%.hyp.*}.results; rest=${hyp#*.hyp.} ;;
-    esac
-    [[ -f "$name.json" ]] || continue
-    python3 scripts/sacrebleu_check.py --results "$name.json" --split "${rest%.*}" --hyp "$hyp" \
-      --ref "data/multi30k/$rest.gz" || status=1
+    [[ -f "$(dirname "$hyp")/results.json" ]] || continue
+    rest=${hyp##*/hyp.}
+    rest=${rest%.gz}
+    python3 scripts/sacrebleu_check.py --results "$(dirname "$hyp")/results.json" \
+      --split "${rest%.*}" --hyp "$hyp" --ref "data/multi30k/$rest.gz" || status=1
   done >"$logs/sacrebleu.log" 2>&1
   cat "$logs/sacrebleu.log"
   return $status

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Cross-checks the scores `nmt evaluate` wrote into a results.json against the sacrebleu package.
 
-    scripts/sacrebleu_check.py --results checkpoints/results/multi30k_en_de.results.json \\
-        --split test_2016_flickr --hyp checkpoints/results/multi30k_en_de.hyp.test_2016_flickr.de \\
+    scripts/sacrebleu_check.py --results docs/results/multi30k_en_de/results.json \\
+        --split test_2016_flickr --hyp docs/results/multi30k_en_de/hyp.test_2016_flickr.de.gz \\
         --ref data/multi30k/test_2016_flickr.de.gz
 
 Recomputes BLEU (13a, cased and lowercased) and chrF2 of HYP against REF with sacrebleu and

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Writes docs/config.md: every config key, its default and its meaning.
+
+Usage:
+  scripts/config_reference.py [--nmt build/nmt] [--check]
+
+The keys and their values come from the binary (`nmt train --config FILE --print-config`, once
+for an empty config, which gives the code's defaults, and once per shipped config); the meanings
+are the doc comments of the fields in src/core/config.h (`///<` after a field, or `///` lines
+before it). The table sits between `<!-- config:begin -->` and `<!-- config:end -->` in
+docs/config.md; the text around it is kept. `--check` exits 1 when the committed table differs.
+"""
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN, END = "<!-- config:begin -->", "<!-- config:end -->"
+STRUCTS = {"ModelConfig": "model", "DataConfig": "data", "TrainConfig": "train",
+           "DecodeConfig": "decode"}
+CONFIGS = ("configs/multi30k_en_de.json", "configs/multi30k_de_en.json")
+FIELD = re.compile(r"^\s*[\w:<>, ]+?\s+(\w+)(?:\s*=\s*[^;]*)?;\s*(?:///<\s*(.*))?$")
+
+
+def comments(header):
+    """{section: {key: meaning}} from the doc comments in config.h."""
+    out, section, pending, last = {}, None, [], None
+    for line in header.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^struct (\w+) \{", line)
+        if m:
+            section, pending, last = STRUCTS.get(m.group(1)), [], None
+            continue
+        if section is None:
+            continue
+        if line.startswith("};"):
+            section = None
+            continue
+        stripped = line.strip()
+        if stripped.startswith("///<") and last:  # a trailing comment's continuation line
+            out[section][last] += " " + stripped[4:].strip()
+            continue
+        if stripped.startswith("///"):
+            pending.append(stripped[3:].strip())
+            continue
+        m = FIELD.match(line)
+        if m and "(" not in line.split("///")[0]:
+            text = " ".join(pending + ([m.group(2).strip()] if m.group(2) else []))
+            out.setdefault(section, {})[m.group(1)] = text
+            last = m.group(1)
+        else:
+            last = None
+        pending = []
+    return out
+
+
+def print_config(nmt, path):
+    p = subprocess.run([nmt, "train", "--config", str(path), "--print-config"], cwd=ROOT,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"config_reference: error: {nmt} --config {path}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def value(v):
+    text = json.dumps(v, ensure_ascii=False)
+    return f"`{text}`" if text != '""' else '`""` (empty)'
+
+
+def table(nmt):
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as empty:
+        empty.write("{}")
+        empty.flush()
+        defaults = print_config(nmt, empty.name)
+    shipped = [print_config(nmt, ROOT / c) for c in CONFIGS]
+    meaning = comments(ROOT / "src" / "core" / "config.h")
+    lines = []
+    for section, keys in defaults.items():
+        lines += [f"### `{section}`", "", "| key | default | en→de config | de→en config | meaning |",
+                  "| --- | --- | --- | --- | --- |"]
+        for key, default in keys.items():
+            cells = [value(s[section][key]) if s[section][key] != default else "" for s in shipped]
+            text = meaning.get(section, {}).get(key, "").replace("|", "\\|")
+            lines.append(f"| `{section}.{key}` | {value(default)} | {cells[0]} | {cells[1]} | {text} |")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nmt", default=str(ROOT / "build" / "nmt"), help="the nmt binary")
+    parser.add_argument("--check", action="store_true", help="fail if docs/config.md is stale")
+    args = parser.parse_args()
+    path = ROOT / "docs" / "config.md"
+    text = path.read_text(encoding="utf-8")
+    if text.count(BEGIN) != 1 or text.count(END) != 1:
+        sys.exit(f"config_reference: error: {path} needs one {BEGIN} ... {END} block")
+    before, rest = text.split(BEGIN)
+    new = f"{before}{BEGIN}\n{table(args.nmt)}\n{END}{rest.split(END)[1]}"
+    if new == text:
+        return 0
+    if args.check:
+        print(f"config_reference: error: {path} differs from what {args.nmt} and "
+              "src/core/config.h give; run scripts/config_reference.py", file=sys.stderr)
+        return 1
+    path.write_text(new, encoding="utf-8")
+    print(f"config_reference: wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
