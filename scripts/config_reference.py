@@ -79,12 +79,16 @@ def table(nmt):
     shipped = [print_config(nmt, ROOT / c) for c in CONFIGS]
     meaning = comments(ROOT / "src" / "core" / "config.h")
     lines = []
-    for section, keys in defaults.items():
+    for section in [s for s in STRUCTS.values() if s in defaults] + sorted(set(defaults) - set(STRUCTS.values())):
+        keys = defaults[section]
+        order = list(meaning.get(section, {}))
+        keys = {k: keys[k] for k in sorted(keys, key=lambda k: (order.index(k) if k in order else len(order), k))}
         lines += [f"### `{section}`", "", "| key | default | en→de config | de→en config | meaning |",
                   "| --- | --- | --- | --- | --- |"]
         for key, default in keys.items():
             cells = [value(s[section][key]) if s[section][key] != default else "" for s in shipped]
             text = meaning.get(section, {}).get(key, "").replace("|", "\\|")
+            text = text.replace("<", "&lt;").replace(">", "&gt;")
             lines.append(f"| `{section}.{key}` | {value(default)} | {cells[0]} | {cells[1]} | {text} |")
         lines.append("")
     return "\n".join(lines).rstrip()
