@@ -71,6 +71,21 @@ def value(v):
     return f"`{text}`" if text != '""' else '`""` (empty)'
 
 
+def section_table(section, defaults, shipped, meaning):
+    """The rows of one section, in config.h's field order."""
+    order = list(meaning)
+    keys = sorted(defaults, key=lambda k: (order.index(k) if k in order else len(order), k))
+    lines = [f"### `{section}`", "",
+             "| key | default | en→de config | de→en config | meaning |",
+             "| --- | --- | --- | --- | --- |"]
+    for key in keys:
+        default = defaults[key]
+        cells = [value(s[key]) if s[key] != default else "" for s in shipped]
+        text = meaning.get(key, "").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+        lines.append(f"| `{section}.{key}` | {value(default)} | {cells[0]} | {cells[1]} | {text} |")
+    return lines + [""]
+
+
 def table(nmt):
     with tempfile.NamedTemporaryFile("w", suffix=".json") as empty:
         empty.write("{}")
@@ -78,19 +93,12 @@ def table(nmt):
         defaults = print_config(nmt, empty.name)
     shipped = [print_config(nmt, ROOT / c) for c in CONFIGS]
     meaning = comments(ROOT / "src" / "core" / "config.h")
+    sections = [s for s in STRUCTS.values() if s in defaults]
+    sections += sorted(set(defaults) - set(sections))
     lines = []
-    for section in [s for s in STRUCTS.values() if s in defaults] + sorted(set(defaults) - set(STRUCTS.values())):
-        keys = defaults[section]
-        order = list(meaning.get(section, {}))
-        keys = {k: keys[k] for k in sorted(keys, key=lambda k: (order.index(k) if k in order else len(order), k))}
-        lines += [f"### `{section}`", "", "| key | default | en→de config | de→en config | meaning |",
-                  "| --- | --- | --- | --- | --- |"]
-        for key, default in keys.items():
-            cells = [value(s[section][key]) if s[section][key] != default else "" for s in shipped]
-            text = meaning.get(section, {}).get(key, "").replace("|", "\\|")
-            text = text.replace("<", "&lt;").replace(">", "&gt;")
-            lines.append(f"| `{section}.{key}` | {value(default)} | {cells[0]} | {cells[1]} | {text} |")
-        lines.append("")
+    for section in sections:
+        lines += section_table(section, defaults[section], [s[section] for s in shipped],
+                               meaning.get(section, {}))
     return "\n".join(lines).rstrip()
 
 

@@ -58,7 +58,8 @@ def evaluate_rows(path):
         try:
             yield (e["direction"], e["test_set"], f"{e['bleu']:.2f}", f"{e['bleu_lowercase']:.2f}",
                    f"{e['chrf']:.2f}", f"{e['loss']:.3f}", f"{e['perplexity']:.2f}",
-                   f"beam {e['beam']}, α {e['length_penalty']:g}, {e['sentences_per_s']:.0f} sent/s",
+                   f"beam {e['beam']}, α {e['length_penalty']:g}, "
+                   f"{e['sentences_per_s']:.0f} sent/s",
                    f"{Path(e['checkpoint']).name} (step {e['step']})")
         except (KeyError, TypeError, ValueError) as err:
             raise TableError(f"{path}: entry {number}: missing or bad {err}")
@@ -79,7 +80,8 @@ def scores_of(path):
     if not isinstance(entries, list):
         raise TableError(f"{path}: expected a JSON list (nmt evaluate --json)")
     try:
-        return {e["test_set"]: {k: e[k] for k in ("bleu", "bleu_lowercase", "chrf")} for e in entries}
+        keys = ("bleu", "bleu_lowercase", "chrf")
+        return {e["test_set"]: {k: e[k] for k in keys} for e in entries}
     except (KeyError, TypeError) as err:
         raise TableError(f"{path}: missing {err}")
 
@@ -141,39 +143,44 @@ def code(text):
     return "`" + text.replace("|", "\\|") + "`" if text else ""
 
 
+def eval_rows(run):
+    """One row per evaluation of a run: the main one with the run's details, then the others."""
+    name = f"[{run['name']}](results/{run['name']}/)"
+    tps = run.get("training", {}).get("target_tokens_per_s")
+    hardware = f"{DIRECTIONS[run['direction']]}, {run['hardware']}"
+    for i, e in enumerate(run["evals"]):
+        s, first = e["scores"], i == 0
+        what = run["description"] if first else e["label"]
+        yield [name if first else "", run["date"] if first else "", hardware if first else "",
+               what.replace("|", "\\|"), training(run) if first else "(the same run)",
+               f"{tps:,}" if first and tps else "",
+               f"last {e['averaged']}" if e["averaged"] else "",
+               test_2016(s), fmt(s, "test_2017_flickr"), fmt(s, "test_2017_mscoco"), fmt(s, "val"),
+               code(run["command"] if first else e["command"])]
+
+
+def unevaluated_rows(runs):
+    for run in runs:
+        tps = run.get("training", {}).get("target_tokens_per_s")
+        yield [f"[{run['name']}](results/{run['name']}/)", run["date"],
+               f"{DIRECTIONS[run['direction']]}, {run['hardware']}",
+               run["description"].replace("|", "\\|"), training(run), f"{tps:,}" if tps else "",
+               code(run["command"])]
+
+
+def markdown(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
 def results_md_table(runs):
-    head = ("| run | date | hardware | what | training | tokens/s | averaged | test_2016 BLEU / lc / "
-            "chrF2 | test_2017_flickr | mscoco | val | command |")
-    lines = [head, "|" + " --- |" * 12]
-    unevaluated = []
-    for run in sorted(runs, key=sort_key):
-        if not run["evals"]:
-            unevaluated.append(run)
-            continue
-        name = f"[{run['name']}](results/{run['name']}/)"
-        tps = run.get("training", {}).get("target_tokens_per_s")
-        for i, e in enumerate(run["evals"]):
-            s = e["scores"]
-            first = i == 0
-            lines.append("| " + " | ".join([
-                name if first else "", run["date"] if first else "",
-                f"{DIRECTIONS[run['direction']]}, {run['hardware']}" if first else "",
-                (run["description"] if first else e["label"]).replace("|", "\\|"),
-                training(run) if first else "(the same run)",
-                f"{tps:,}" if first and tps else "",
-                f"last {e['averaged']}" if e["averaged"] else "",
-                test_2016(s), fmt(s, "test_2017_flickr"), fmt(s, "test_2017_mscoco"),
-                fmt(s, "val"), code(run["command"] if first else e["command"])]) + " |")
-    lines += ["", "Runs stopped before an evaluation (their curves are in their folders):", "",
-              "| run | date | hardware | what | training | tokens/s | command |",
-              "|" + " --- |" * 7]
-    for run in unevaluated:
-        tps = run.get("training", {}).get("target_tokens_per_s")
-        lines.append("| " + " | ".join([
-            f"[{run['name']}](results/{run['name']}/)", run["date"],
-            f"{DIRECTIONS[run['direction']]}, {run['hardware']}",
-            run["description"].replace("|", "\\|"), training(run), f"{tps:,}" if tps else "",
-            code(run["command"])]) + " |")
+    runs = sorted(runs, key=sort_key)
+    header = ["run", "date", "hardware", "what", "training", "tokens/s", "averaged",
+              "test_2016 BLEU / lc / chrF2", "test_2017_flickr", "mscoco", "val", "command"]
+    lines = markdown(header, [row for run in runs if run["evals"] for row in eval_rows(run)])
+    lines += ["", "Runs stopped before an evaluation (their curves are in their folders):", ""]
+    lines += markdown(["run", "date", "hardware", "what", "training", "tokens/s", "command"],
+                      unevaluated_rows([run for run in runs if not run["evals"]]))
     return "\n".join(lines)
 
 
