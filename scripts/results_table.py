@@ -119,7 +119,7 @@ def load_runs(runs_dir):
 
 def sort_key(run):
     host = HOST_RANK.get(run["host"], len(HOST_RANK))
-    return (list(DIRECTIONS).index(run["direction"]), host, [-ord(c) for c in run["date"]],
+    return (list(DIRECTIONS).index(run["direction"]), host, [-ord(c) for c in run.get("trained", run["date"])],
             run["name"])
 
 
