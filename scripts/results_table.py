@@ -119,8 +119,8 @@ def load_runs(runs_dir):
 
 def sort_key(run):
     host = HOST_RANK.get(run["host"], len(HOST_RANK))
-    return (list(DIRECTIONS).index(run["direction"]), host, [-ord(c) for c in run.get("trained", run["date"])],
-            run["name"])
+    started = run.get("trained", run["date"])  # "YYYY-MM-DD hh:mm:ss to ...": newest first
+    return (list(DIRECTIONS).index(run["direction"]), host, [-ord(c) for c in started], run["name"])
 
 
 def fmt(scores, split, key="bleu"):
