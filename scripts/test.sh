@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs the default test suite: every test but those labelled
-# `slow`. Run the slow ones too with: ctest --test-dir build -L slow --output-on-failure
+# Sets up (scripts/setup.sh) and runs what CI runs (.ci/run):
+#   1. the formatting check: clang-format --dry-run -Werror over src/ and tests/;
+#   2. a build with warnings as errors (-DNMT_WERROR=ON) into build/;
+#   3. the default test suite: every test but those labelled `slow`.
+# Run the slow ones too with: ctest --test-dir build -L slow --output-on-failure
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup.sh"
+"$root/scripts/check_format.sh"
+"$root/scripts/setup.sh" -- -DNMT_WERROR=ON
 ctest --test-dir "${BUILD_DIR:-$root/build}" -LE slow --output-on-failure -j"$(nproc)"

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "decode/average.h"
+#include "train/average.h"
 #include "decode_test_util.h"
 #include "train/checkpoint.h"
 
@@ -74,7 +74,7 @@ TEST(Average, RejectsCheckpointsWithDifferentTokenizers) {
   const auto dir = test::temp_dir("average_tokenizers");
   const std::filesystem::path fixtures = NMT_FIXTURES_DIR;
   DataConfig data = test::fixture_config().data;
-  data.vocab_type = "bpe";  // the same vocabulary size, other pieces
+  data.vocab_type = VocabType::kBpe;  // the same vocabulary size, other pieces
   const auto text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
   const auto bpe = Tokenizer::train(data, text.src, text.tgt, dir / "spm");
   ASSERT_EQ(bpe.src_vocab_size(), test::fixture_tokenizer().src_vocab_size());

@@ -14,7 +14,7 @@ namespace {
 TEST(Config, JsonRoundTripKeepsEveryField) {
   Config config;
   config.model.d_model = 128;
-  config.model.positions = "sinusoidal";
+  config.model.positions = Positions::kSinusoidal;
   config.model.share_embeddings = true;
   config.data.src_lang = "de";
   config.data.tgt_lang = "en";
@@ -25,7 +25,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
   const Config loaded = load_config(dir / "c.json");
   EXPECT_EQ(config_to_json(loaded), config_to_json(config));
   EXPECT_EQ(loaded.model.d_model, 128);
-  EXPECT_EQ(loaded.model.positions, "sinusoidal");
+  EXPECT_EQ(loaded.model.positions, Positions::kSinusoidal);
   EXPECT_TRUE(loaded.model.share_embeddings);
   EXPECT_DOUBLE_EQ(loaded.train.lr, 3e-4);
 }

@@ -29,8 +29,8 @@ int64_t expected_parameters(const ModelConfig& c) {
   const int64_t attention = 4 * (d * d + d), ffn = d * f + f + f * d + d, norm = 2 * d;
   const int64_t encoder_layer = attention + ffn + 2 * norm;
   const int64_t decoder_layer = 2 * attention + ffn + 3 * norm;
-  const int64_t positions = c.positions == "learned" ? c.max_len * d : 0;
-  const int64_t final_norms = c.norm == "pre" ? 2 * norm : 0;
+  const int64_t positions = c.positions == Positions::kLearned ? c.max_len * d : 0;
+  const int64_t final_norms = c.norm == Norm::kPre ? 2 * norm : 0;
   return c.src_vocab_size * d + positions + c.encoder_layers * encoder_layer +  // encoder
          c.tgt_vocab_size * d + positions + c.decoder_layers * decoder_layer +  // decoder
          d * c.tgt_vocab_size + c.tgt_vocab_size + final_norms;                 // output
@@ -39,8 +39,8 @@ int64_t expected_parameters(const ModelConfig& c) {
 TEST(Model, ParameterCountMatchesClosedForm) {
   ModelConfig c = small_config();
   EXPECT_EQ(count_parameters(*Seq2Seq(c)), expected_parameters(c));
-  c.positions = "sinusoidal";
-  c.norm = "pre";
+  c.positions = Positions::kSinusoidal;
+  c.norm = Norm::kPre;
   EXPECT_EQ(count_parameters(*Seq2Seq(c)), expected_parameters(c));
 }
 
@@ -83,8 +83,8 @@ TEST(Model, SinusoidalPositionsEqualTheFormula) {
 TEST(Model, WordDropoutZeroesWholeTokensInTrainingOnly) {
   torch::manual_seed(3);
   const int64_t d = 8;
-  Embeddings plain(11, d, 16, "sinusoidal", 0.0);
-  Embeddings dropped(11, d, 16, "sinusoidal", 0.0, 0.5, plain->tokens);
+  Embeddings plain(11, d, 16, Positions::kSinusoidal, 0.0);
+  Embeddings dropped(11, d, 16, Positions::kSinusoidal, 0.0, 0.5, plain->tokens);
   const auto ids = torch::randint(0, 11, {6, 12}, torch::kLong);
   const auto positions = sinusoidal_positions(12, d).unsqueeze(0);
   const auto token_part = plain->forward(ids) - positions;  // [6, 12, d]
@@ -118,7 +118,7 @@ TEST(Model, DecoderIsCausal) {
   torch::manual_seed(1);
   for (const char* norm : {"post", "pre"}) {
     ModelConfig c = small_config();
-    c.norm = norm;
+    c.norm = require_choice<Norm>("norm", norm);
     Seq2Seq model(c);
     model->eval();
     auto src = torch::randint(4, 23, {2, 6}, torch::kLong);
@@ -146,7 +146,7 @@ TEST(Model, IncrementalStepsEqualTheFullDecoder) {
   torch::manual_seed(3);
   for (const char* norm : {"post", "pre"}) {
     ModelConfig c = small_config();
-    c.norm = norm;
+    c.norm = require_choice<Norm>("norm", norm);
     Seq2Seq model(c);
     model->eval();
     torch::NoGradGuard no_grad;

@@ -135,8 +135,8 @@ TEST(Search, CachedGreedyMatchesNaiveLoopOnPaddedBatches) {
 
 TEST(Search, CachedGreedyMatchesNaiveLoopWithPreNormSinusoidalTiedModel) {
   auto config = tiny_model_config();
-  config.norm = "pre";
-  config.positions = "sinusoidal";
+  config.norm = Norm::kPre;
+  config.positions = Positions::kSinusoidal;
   config.share_embeddings = true;
   config.tie_output = true;
   torch::manual_seed(9);

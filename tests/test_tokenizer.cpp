@@ -23,7 +23,7 @@ DataConfig fixture_config(const std::string& type, bool joint) {
   data.dir = kFixtures.string();
   data.train_split = "tiny";
   data.valid_split = "tiny_val";
-  data.vocab_type = type;
+  data.vocab_type = require_choice<VocabType>("type", type);
   data.joint_vocab = joint;
   data.vocab_size = joint ? 200 : 120;
   return data;

@@ -31,7 +31,7 @@ TEST(Schedule, InverseSqrtWarmsUpLinearlyThenDecays) {
   EXPECT_DOUBLE_EQ(learning_rate(t, 50), 5e-4);
   EXPECT_DOUBLE_EQ(learning_rate(t, 100), 1e-3);        // peak at the end of warmup
   EXPECT_DOUBLE_EQ(learning_rate(t, 400), 1e-3 * 0.5);  // sqrt(100 / 400)
-  t.schedule = "constant";
+  t.schedule = Schedule::kConstant;
   EXPECT_DOUBLE_EQ(learning_rate(t, 50), 5e-4);
   EXPECT_DOUBLE_EQ(learning_rate(t, 400), 1e-3);
 }
@@ -41,16 +41,16 @@ TEST(Schedule, LinearAndCosineWarmUpThenDecayToZeroAtTheBudget) {
   t.lr = 2e-3;
   t.warmup_steps = 100;
   for (const char* schedule : {"linear", "cosine"}) {
-    t.schedule = schedule;
+    t.schedule = require_choice<Schedule>("schedule", schedule);
     EXPECT_DOUBLE_EQ(learning_rate(t, 50, 0.0), 1e-3) << schedule;  // warmup ramp
     EXPECT_DOUBLE_EQ(learning_rate(t, 100, 0.0), 2e-3) << schedule;
     EXPECT_NEAR(learning_rate(t, 500, 0.5), 1e-3, 1e-12) << schedule;  // both halve at mid-budget
     EXPECT_NEAR(learning_rate(t, 900, 1.0), 0.0, 1e-12) << schedule;
     EXPECT_NEAR(learning_rate(t, 900, 1.5), 0.0, 1e-12) << schedule;  // progress is clamped
   }
-  t.schedule = "linear";
+  t.schedule = Schedule::kLinear;
   EXPECT_NEAR(learning_rate(t, 500, 0.25), 1.5e-3, 1e-12);
-  t.schedule = "cosine";
+  t.schedule = Schedule::kCosine;
   EXPECT_NEAR(learning_rate(t, 500, 0.25), 1e-3 * (1.0 + std::sqrt(0.5)), 1e-12);
 }
 
@@ -187,7 +187,7 @@ void expect_fused_step_matches_libtorch(double weight_decay, const std::string& 
   TrainConfig config;
   config.lr = 1e-2;
   config.weight_decay = weight_decay;
-  config.weight_decay_on = decay_on;
+  config.weight_decay_on = require_choice<DecayOn>("decay_on", decay_on);
   auto fused_named = adam_parameters();
   auto reference_named = clones(fused_named);
   auto fused = make_optimizer(fused_named, config);
@@ -228,14 +228,14 @@ TEST(Optimizer, FusedAdamWWithExemptGroupMatchesLibTorch) {
 TEST(Optimizer, WeightDecayOnPicksMatricesOrLinearWeights) {
   const auto matrix = torch::zeros({4, 3}), vector = torch::zeros({3});
   for (const char* decay_on : {"all", "matrices", "linear"}) {
-    EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.weight", matrix, decay_on)) << decay_on;
+    EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.weight", matrix, require_choice<DecayOn>("decay_on", decay_on))) << decay_on;
   }
-  EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, "all"));
-  EXPECT_FALSE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, "matrices"));
-  EXPECT_FALSE(decays("encoder.final_norm.weight", vector, "linear"));
-  EXPECT_TRUE(decays("encoder.embeddings.tokens.weight", matrix, "matrices"));
-  EXPECT_FALSE(decays("encoder.embeddings.tokens.weight", matrix, "linear"));
-  EXPECT_FALSE(decays("decoder.embeddings.positions.weight", matrix, "linear"));
+  EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, DecayOn::kAll));
+  EXPECT_FALSE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, DecayOn::kMatrices));
+  EXPECT_FALSE(decays("encoder.final_norm.weight", vector, DecayOn::kLinear));
+  EXPECT_TRUE(decays("encoder.embeddings.tokens.weight", matrix, DecayOn::kMatrices));
+  EXPECT_FALSE(decays("encoder.embeddings.tokens.weight", matrix, DecayOn::kLinear));
+  EXPECT_FALSE(decays("decoder.embeddings.positions.weight", matrix, DecayOn::kLinear));
 }
 
 /// With zero gradients Adam's update is 0, so one step shows the decay alone: the decayed
@@ -244,7 +244,7 @@ TEST(Optimizer, ExemptParametersAreNotDecayed) {
   TrainConfig config;
   config.lr = 0.01;
   config.weight_decay = 0.5;
-  config.weight_decay_on = "linear";
+  config.weight_decay_on = DecayOn::kLinear;
   auto parameters = adam_parameters();
   const auto before = clones(parameters);
   auto optimizer = make_optimizer(parameters, config);
@@ -264,7 +264,7 @@ TEST(Optimizer, GroupedStateSurvivesSaveAndLoad) {
   TrainConfig config;
   config.lr = 1e-2;
   config.weight_decay = 0.1;
-  config.weight_decay_on = "matrices";
+  config.weight_decay_on = DecayOn::kMatrices;
   auto parameters = adam_parameters();
   auto optimizer = make_optimizer(parameters, config);
   const auto set_gradients = [](torch::OrderedDict<std::string, at::Tensor>& named, int seed) {
@@ -369,12 +369,12 @@ TEST(Dropout, IdentityInEvalModeAndReproducibleInTraining) {
 
 TEST(Validation, MetricDirection) {
   const double nan = std::nan("");
-  EXPECT_TRUE(improves("bleu", 20.0, nan));
-  EXPECT_TRUE(improves("bleu", 21.0, 20.0));
-  EXPECT_FALSE(improves("bleu", 19.0, 20.0));
-  EXPECT_TRUE(improves("loss", 1.5, 2.0));
-  EXPECT_FALSE(improves("loss", 2.5, 2.0));
-  EXPECT_FALSE(improves("loss", nan, 2.0));
+  EXPECT_TRUE(improves(Metric::kBleu, 20.0, nan));
+  EXPECT_TRUE(improves(Metric::kBleu, 21.0, 20.0));
+  EXPECT_FALSE(improves(Metric::kBleu, 19.0, 20.0));
+  EXPECT_TRUE(improves(Metric::kLoss, 1.5, 2.0));
+  EXPECT_FALSE(improves(Metric::kLoss, 2.5, 2.0));
+  EXPECT_FALSE(improves(Metric::kLoss, nan, 2.0));
 }
 
 /// The CPU flags Linux reports in /proc/cpuinfo (empty elsewhere).
@@ -393,21 +393,21 @@ TEST(Precision, AutoIsBf16OnlyOnCpusWithBf16InstructionsAndFp32OnCuda) {
     EXPECT_EQ(cpu_has_bf16_dot_product(), flags.find(" avx512_bf16 ") != std::string::npos)
         << flags;
   }
-  EXPECT_EQ(resolve_precision("auto", at::kCPU), cpu_has_bf16_dot_product() ? "bf16" : "fp32");
-  EXPECT_EQ(resolve_precision("auto", at::Device(at::kCUDA, 0)), "fp32");
-  EXPECT_EQ(resolve_precision("fp32", at::kCPU), "fp32");
-  EXPECT_EQ(resolve_precision("bf16", at::kCPU), "bf16");  // asked for: kept, whatever the CPU
-  EXPECT_EQ(resolve_precision("bf16", at::Device(at::kCUDA, 0)), "bf16");
+  EXPECT_EQ(resolve_precision(Precision::kAuto, at::kCPU), cpu_has_bf16_dot_product() ? Precision::kBf16 : Precision::kFp32);
+  EXPECT_EQ(resolve_precision(Precision::kAuto, at::Device(at::kCUDA, 0)), Precision::kFp32);
+  EXPECT_EQ(resolve_precision(Precision::kFp32, at::kCPU), Precision::kFp32);
+  EXPECT_EQ(resolve_precision(Precision::kBf16, at::kCPU), Precision::kBf16);  // asked for: kept, whatever the CPU
+  EXPECT_EQ(resolve_precision(Precision::kBf16, at::Device(at::kCUDA, 0)), Precision::kBf16);
   // The log line warns exactly when bf16 runs on a CPU without bf16 instructions.
-  const std::string described = describe_precision("bf16", at::kCPU);
+  const std::string described = describe_precision(Precision::kBf16, at::kCPU);
   EXPECT_EQ(described.rfind("bf16", 0), 0u) << described;
   EXPECT_EQ(described.find("warning") != std::string::npos, !cpu_has_bf16_dot_product())
       << described;
-  EXPECT_EQ(describe_precision("fp32", at::kCPU), "fp32");
-  EXPECT_EQ(describe_precision("bf16", at::Device(at::kCUDA, 0)), "bf16");
+  EXPECT_EQ(describe_precision(Precision::kFp32, at::kCPU), "fp32");
+  EXPECT_EQ(describe_precision(Precision::kBf16, at::Device(at::kCUDA, 0)), "bf16");
   const auto x = torch::ones({2, 2});
   {
-    AutocastGuard guard("auto", at::kCPU);  // autocast is on exactly when auto means bf16
+    AutocastGuard guard(Precision::kAuto, at::kCPU);  // autocast is on exactly when auto means bf16
     EXPECT_EQ(autocast_input(x).scalar_type(),
               cpu_has_bf16_dot_product() ? at::kBFloat16 : at::kFloat);
   }
@@ -418,7 +418,7 @@ TEST(Precision, AutocastInputCastsFloatOnlyUnderBf16Autocast) {
   const auto x = torch::randn({4, 8});
   EXPECT_TRUE(autocast_input(x).is_same(x));  // autocast off: the tensor itself
   {
-    AutocastGuard guard("bf16", torch::kCPU);
+    AutocastGuard guard(Precision::kBf16, torch::kCPU);
     const auto cast = autocast_input(x);
     EXPECT_EQ(cast.scalar_type(), torch::kBFloat16);
     EXPECT_TRUE(torch::equal(cast, x.to(torch::kBFloat16)));
@@ -426,7 +426,7 @@ TEST(Precision, AutocastInputCastsFloatOnlyUnderBf16Autocast) {
     EXPECT_TRUE(autocast_input(ids).is_same(ids));  // not float32: left alone
   }
   {
-    AutocastGuard guard("fp32", torch::kCPU);
+    AutocastGuard guard(Precision::kFp32, torch::kCPU);
     EXPECT_TRUE(autocast_input(x).is_same(x));
   }
 }

@@ -188,7 +188,7 @@ TEST(Trainer, RDropWithoutDropoutIsThePlainLossAndWithDropoutAddsTheKlTerm) {
 TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {
   const auto dir = test::temp_dir("linear_schedule");
   Config config = step_config(dir / "run", 4);
-  config.train.schedule = "linear";
+  config.train.schedule = Schedule::kLinear;
   config.train.warmup_steps = 0;
   train(config);
   const auto lrs = train_series(dir / "run", "lr");
@@ -293,7 +293,7 @@ TEST(Trainer, RefusesToOverwriteARunAndRejectsMismatchedResume) {
   grouped.train.max_steps = 2;
   grouped.train.weight_decay = 0.1;
   train(grouped);
-  grouped.train.weight_decay_on = "linear";
+  grouped.train.weight_decay_on = DecayOn::kLinear;
   test::expect_error([&] { train(grouped, true); },
                      "train.weight_decay = 0.1, train.weight_decay_on = 'all' (now 0.1, 'linear')");
   Config elsewhere = test::tiny_config(dir / "nothing");
@@ -363,7 +363,7 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
   std::vector<double> losses;
   for (const char* precision : {"fp32", "bf16"}) {
     Config validation_config = loaded.config;
-    validation_config.train.precision = precision;
+    validation_config.train.precision = require_choice<Precision>("precision", precision);
     validation_config.train.valid_bleu = true;
     const auto split = load_split(validation_config.data, "over", loaded.tokenizer);
     const auto result =
@@ -476,7 +476,7 @@ TEST(Cli, Bf16TrainingOnCpuRunsWithSpinningOpenMpThreads) {
   for (const std::string precision : {"bf16", "fp32"}) {
     const auto dir = test::temp_dir("wait_policy_" + precision);
     Config config = test::tiny_config(dir / "run");
-    config.train.precision = precision;
+    config.train.precision = require_choice<Precision>("precision", precision);
     config.train.max_steps = 1;
     save_config(config, dir / "config.json");
     const pid_t pid = spawn_nmt({"train", "--config", (dir / "config.json").string()}, dir / "log");

@@ -119,7 +119,7 @@ TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
     DecodeConfig config = short_outputs(4, 2);
     config.max_len_offset = 6;
     config.mbr = 4;
-    config.mbr_metric = metric;
+    config.mbr_metric = require_choice<MbrMetric>("metric", metric);
     auto translator = make_translator(log, config);
     const auto chosen = translator.translate(lines);
     DecodeConfig search = config;
@@ -135,7 +135,7 @@ TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
         texts.push_back(test::fixture_tokenizer().decode_tgt(h.tokens));
         log_probs.push_back(h.log_prob);
       }
-      const auto utilities = mbr_expected_utilities(texts, log_probs, metric);
+      const auto utilities = mbr_expected_utilities(texts, log_probs, require_choice<MbrMetric>("metric", metric));
       const size_t best =
           size_t(std::max_element(utilities.begin(), utilities.end()) - utilities.begin());
       ASSERT_EQ(chosen[i].nbest.size(), 2u);
@@ -189,7 +189,7 @@ TEST(Translator, MbrOverSamplesPicksTheHighestMonteCarloUtility) {
   for (const std::string metric : {"bleu", "chrf"}) {
     std::ostringstream log;
     DecodeConfig config = sampling(16, 2, 4);
-    config.mbr_metric = metric;
+    config.mbr_metric = require_choice<MbrMetric>("metric", metric);
     auto translator = make_translator(log, config);
     const auto chosen = translator.translate({line})[0].nbest;
     const auto draws = decode_all(translator.model(), {test::fixture_tokenizer().encode_src(line)},
@@ -211,7 +211,7 @@ TEST(Translator, MbrOverSamplesPicksTheHighestMonteCarloUtility) {
       candidates.push_back(by_prob[i].second);
     }
     for (const auto& [text, w] : weight) references.push_back(text), weights.push_back(w);
-    const auto utilities = mbr_expected_utilities(candidates, references, weights, metric);
+    const auto utilities = mbr_expected_utilities(candidates, references, weights, require_choice<MbrMetric>("metric", metric));
     const size_t best =
         size_t(std::max_element(utilities.begin(), utilities.end()) - utilities.begin());
     ASSERT_EQ(chosen.size(), 2u);
@@ -230,19 +230,19 @@ TEST(Mbr, ReferencesWithWeightsGeneraliseTheNbestForm) {
   for (const double lp : log_probs) weights.push_back(std::exp(lp)), total += std::exp(lp);
   for (double& w : weights) w /= total;
   for (const std::string metric : {"bleu", "chrf"}) {
-    const auto nbest = mbr_expected_utilities(texts, log_probs, metric);
-    const auto general = mbr_expected_utilities(texts, texts, weights, metric);
+    const auto nbest = mbr_expected_utilities(texts, log_probs, require_choice<MbrMetric>("metric", metric));
+    const auto general = mbr_expected_utilities(texts, texts, weights, require_choice<MbrMetric>("metric", metric));
     for (size_t i = 0; i < texts.size(); ++i) EXPECT_NEAR(nbest[i], general[i], 1e-9);
     // One reference of weight 1: the utility against it.
-    const auto single = mbr_expected_utilities(texts, {texts[0]}, {1.0}, metric);
+    const auto single = mbr_expected_utilities(texts, {texts[0]}, {1.0}, require_choice<MbrMetric>("metric", metric));
     EXPECT_NEAR(single[0], 100.0, 1e-9);
     EXPECT_LT(single[1], single[2]);
   }
-  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5}, "bleu"); },
+  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5}, MbrMetric::kBleu); },
                      "MBR: 3 pseudo-references but 2 weights");
-  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5, 0.5}, "bleu"); },
+  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5, 0.5}, MbrMetric::kBleu); },
                      "MBR: the weights sum to 1.500000, not 1");
-  test::expect_error([&] { mbr_expected_utilities(texts, texts, {1.5, -0.5, 0.0}, "chrf"); },
+  test::expect_error([&] { mbr_expected_utilities(texts, texts, {1.5, -0.5, 0.0}, MbrMetric::kChrf); },
                      "MBR: weight -0.500000 is not >= 0");
 }
 
@@ -252,22 +252,22 @@ TEST(Mbr, ConsensusWinsUnlessTheModelIsSureOfAnOutlier) {
       "ein Mann fährt ein rotes Rad .", "ein Mann fährt ein Fahrrad ."};
   for (const std::string metric : {"bleu", "chrf"}) {
     // Equal probabilities: the candidate closest to the others wins, the outlier loses.
-    const auto even = mbr_expected_utilities(texts, {-1.0, -1.0, -1.0, -1.0}, metric);
+    const auto even = mbr_expected_utilities(texts, {-1.0, -1.0, -1.0, -1.0}, require_choice<MbrMetric>("metric", metric));
     EXPECT_EQ(std::max_element(even.begin(), even.end()) - even.begin(), 0) << metric;
     EXPECT_EQ(std::min_element(even.begin(), even.end()) - even.begin(), 1) << metric;
     // A model all but certain of the outlier: utilities follow it (u(h, h) is the maximum).
-    const auto sure = mbr_expected_utilities(texts, {-60.0, 0.0, -60.0, -60.0}, metric);
+    const auto sure = mbr_expected_utilities(texts, {-60.0, 0.0, -60.0, -60.0}, require_choice<MbrMetric>("metric", metric));
     EXPECT_EQ(std::max_element(sure.begin(), sure.end()) - sure.begin(), 1) << metric;
     EXPECT_NEAR(sure[1], 100.0, 1e-6) << metric;
     // Softmax is shift-invariant: huge log-probabilities do not overflow.
-    EXPECT_EQ(mbr_expected_utilities(texts, {-1e4 - 1, -1e4 - 1, -1e4 - 1, -1e4 - 1}, metric),
+    EXPECT_EQ(mbr_expected_utilities(texts, {-1e4 - 1, -1e4 - 1, -1e4 - 1, -1e4 - 1}, require_choice<MbrMetric>("metric", metric)),
               even);
   }
   EXPECT_NEAR(sentence_chrf(texts[0], texts[2]), corpus_chrf({texts[0]}, {texts[2]}).score, 1e-9);
-  test::expect_error([&] { mbr_expected_utilities(texts, {0.0}, "bleu"); }, "4 candidates but 1");
+  test::expect_error([&] { mbr_expected_utilities(texts, {0.0}, MbrMetric::kBleu); }, "4 candidates but 1");
   test::expect_error(
       [&] {
-        mbr_expected_utilities(texts, {0, 0, 0, 0}, "ter");
+        mbr_expected_utilities(texts, {0, 0, 0, 0}, require_choice<MbrMetric>("MBR metric", "ter"));
       },
       "MBR metric 'ter' is not valid: choose one of bleu, chrf");
 }

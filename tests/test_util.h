@@ -57,7 +57,7 @@ inline Config tiny_config(const std::filesystem::path& run_dir) {
   c.train.max_epochs = 1;
   c.train.log_every = 1;
   c.train.valid_bleu = false;
-  c.train.metric = "loss";
+  c.train.metric = Metric::kLoss;
   c.train.keep_checkpoints = 2;
   return c;
 }

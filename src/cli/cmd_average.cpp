@@ -7,7 +7,7 @@
 #include "cli/common.h"
 #include "core/device.h"
 #include "core/error.h"
-#include "decode/average.h"
+#include "train/average.h"
 #include "train/checkpoint.h"
 
 namespace nmt::cli {

@@ -48,7 +48,7 @@ int run_prepare(int argc, char** argv) {
   const Tokenizer tokenizer = prepare_tokenizer(data, run_dir, &trained);
   const double tokenizer_s = seconds_since(start);
   std::printf("tokenizer: %s %s in %s: vocab %lld (source), %lld (target) [%.2f s]\n",
-              trained ? ("trained " + data.vocab_type).c_str() : "loaded",
+              trained ? (std::string("trained ") + choice_name(data.vocab_type)).c_str() : "loaded",
               tokenizer.joint() ? "joint model" : "separate models", run_dir.string().c_str(),
               static_cast<long long>(tokenizer.src_vocab_size()),
               static_cast<long long>(tokenizer.tgt_vocab_size()), tokenizer_s);

@@ -49,7 +49,9 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
     base.mbr = args["mbr"].as<int64_t>();
     if (!args.count("beam") && base.sample == 0 && base.beam < base.mbr) base.beam = base.mbr;
   }
-  if (args.count("mbr-metric")) base.mbr_metric = args["mbr-metric"].as<std::string>();
+  if (args.count("mbr-metric")) {
+    base.mbr_metric = require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
+  }
   if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
   if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
   if (args.count("batch-tokens")) base.batch_tokens = args["batch-tokens"].as<int64_t>();
@@ -69,7 +71,7 @@ std::string describe_search(const DecodeConfig& decode) {
   }
   std::string description = text;
   if (decode.mbr > 0) {
-    description += ", MBR " + decode.mbr_metric + " over " + std::to_string(decode.mbr);
+    description += ", MBR " + std::string(choice_name(decode.mbr_metric)) + " over " + std::to_string(decode.mbr);
   }
   return description;
 }
@@ -83,10 +85,7 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   apply_overrides(session.loaded.config, overrides);
   configure_threads(args.count("threads") ? args["threads"].as<int64_t>()
                                           : session.loaded.config.train.threads);
-  const auto precision = args["precision"].as<std::string>();
-  if (precision != "fp32" && precision != "bf16" && precision != "auto") {
-    throw Error("--precision " + precision + " is not valid: use fp32, bf16 or auto");
-  }
+  const auto precision = require_choice<Precision>("--precision", args["precision"].as<std::string>());
   session.autocast = std::make_unique<AutocastGuard>(precision, device);
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);
   session.translator =

@@ -50,6 +50,12 @@ void assign(T& field, const json& value, const std::string& where) {
       }
       field.push_back(item.get<std::string>());
     }
+  } else if constexpr (std::is_enum_v<T>) {
+    if (!value.is_string()) {
+      throw Error(where + ": expected one of " + choice_list<T>() + ", got " +
+                  type_name_of(value) + " " + value.dump());
+    }
+    field = require_choice<T>(where + " =", value.get<std::string>());
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number()) {
       throw Error(where + ": expected a number, got " + type_name_of(value) + " " + value.dump());
@@ -100,7 +106,13 @@ void read_section(Section& section, const json& object, const std::string& where
 template <class Section>
 json write_section(Section section) {
   json object = json::object();
-  section.fields([&](const char* name, auto& field) { object[name] = field; });
+  section.fields([&](const char* name, auto& field) {
+    if constexpr (std::is_enum_v<std::decay_t<decltype(field)>>) {
+      object[name] = choice_name(field);
+    } else {
+      object[name] = field;
+    }
+  });
   return object;
 }
 
@@ -155,9 +167,6 @@ void ModelConfig::validate() const {
   check_range("model.dropout", dropout, 0.0, 0.99);
   check_range("model.attention_dropout", attention_dropout, 0.0, 0.99);
   check_range("model.word_dropout", word_dropout, 0.0, 0.99);
-  check_choice("model.activation", activation, {"relu", "gelu"});
-  check_choice("model.norm", norm, {"post", "pre"});
-  check_choice("model.positions", positions, {"learned", "sinusoidal"});
   check_min("model.max_len", max_len, 2);
   check_min("model.src_vocab_size", src_vocab_size, 0);
   check_min("model.tgt_vocab_size", tgt_vocab_size, 0);
@@ -176,7 +185,6 @@ void DataConfig::validate() const {
   if (src_lang == tgt_lang)
     throw Error("data.src_lang and data.tgt_lang are both '" + src_lang + "'");
   check_range("data.vocab_size", vocab_size, 16, 1000000);
-  check_choice("data.vocab_type", vocab_type, {"unigram", "bpe"});
   check_range("data.character_coverage", character_coverage, 0.9, 1.0);
   check_min("data.max_len", max_len, 1);
   check_min("data.batch_tokens", batch_tokens, 1);
@@ -197,14 +205,11 @@ void TrainConfig::validate() const {
   }
   check_range("train.threads", threads, 0, 1024);
   check_range("train.cpu_workers", cpu_workers, 0, 256);
-  check_choice("train.precision", precision, {"auto", "fp32", "bf16"});
   check_range("train.lr", lr, 1e-9, 10.0);
   check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
   check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);
   check_range("train.adam_eps", adam_eps, 0.0, 1.0);
   check_min("train.weight_decay", weight_decay, 0.0);
-  check_choice("train.weight_decay_on", weight_decay_on, {"all", "matrices", "linear"});
-  check_choice("train.schedule", schedule, {"inverse_sqrt", "constant", "linear", "cosine"});
   check_min("train.warmup_steps", warmup_steps, 0);
   check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
   check_range("train.rdrop_alpha", rdrop_alpha, 0.0, 1000.0);
@@ -219,8 +224,7 @@ void TrainConfig::validate() const {
   check_min("train.log_every", log_every, 1);
   check_min("train.validate_every", validate_every, 0);
   check_min("train.valid_max_len_offset", valid_max_len_offset, 1);
-  check_choice("train.metric", metric, {"bleu", "loss"});
-  if (metric == "bleu" && !valid_bleu) {
+  if (metric == Metric::kBleu && !valid_bleu) {
     throw Error("train.metric = 'bleu' needs train.valid_bleu = true (or use train.metric = loss)");
   }
   check_min("train.patience", patience, 0);
@@ -253,7 +257,6 @@ void DecodeConfig::validate() const {
                 "of candidates from max(2, decode.nbest = " + std::to_string(nbest) + ") to " +
                 limit);
   }
-  check_choice("decode.mbr_metric", mbr_metric, {"bleu", "chrf"});
 }
 
 DecodeConfig DecodeConfig::plain_search(int64_t beam_size) const {

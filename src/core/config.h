@@ -7,11 +7,75 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/choice.h"
+
 namespace nmt {
 
 // Typed configuration. Each component receives its own section; every field is defaulted here
 // and listed once in its section's `fields()`, which drives JSON reading/writing, `--set`
 // overrides and the strict unknown-key check (nanoGPT-style configurator, typed).
+
+// Option values: enums parsed once where the config is read (core/choice.h), spelled in JSON as
+// the names listed after each.
+
+enum class Activation { kRelu, kGelu };                              ///< relu | gelu
+enum class Norm { kPost, kPre };                                     ///< post | pre
+enum class Positions { kLearned, kSinusoidal };                      ///< learned | sinusoidal
+enum class VocabType { kUnigram, kBpe };                             ///< unigram | bpe
+enum class Precision { kAuto, kFp32, kBf16 };                        ///< auto | fp32 | bf16
+enum class DecayOn { kAll, kMatrices, kLinear };                     ///< all | matrices | linear
+enum class Schedule { kInverseSqrt, kConstant, kLinear, kCosine };  ///< inverse_sqrt | ...
+enum class Metric { kBleu, kLoss };                                  ///< bleu | loss
+enum class MbrMetric { kBleu, kChrf };                               ///< bleu | chrf
+
+template <>
+struct ChoiceNames<Activation> {
+  static constexpr std::pair<Activation, const char*> names[] = {{Activation::kRelu, "relu"},
+                                                                 {Activation::kGelu, "gelu"}};
+};
+template <>
+struct ChoiceNames<Norm> {
+  static constexpr std::pair<Norm, const char*> names[] = {{Norm::kPost, "post"},
+                                                           {Norm::kPre, "pre"}};
+};
+template <>
+struct ChoiceNames<Positions> {
+  static constexpr std::pair<Positions, const char*> names[] = {
+      {Positions::kLearned, "learned"}, {Positions::kSinusoidal, "sinusoidal"}};
+};
+template <>
+struct ChoiceNames<VocabType> {
+  static constexpr std::pair<VocabType, const char*> names[] = {{VocabType::kUnigram, "unigram"},
+                                                                {VocabType::kBpe, "bpe"}};
+};
+template <>
+struct ChoiceNames<Precision> {
+  static constexpr std::pair<Precision, const char*> names[] = {
+      {Precision::kAuto, "auto"}, {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16"}};
+};
+template <>
+struct ChoiceNames<DecayOn> {
+  static constexpr std::pair<DecayOn, const char*> names[] = {
+      {DecayOn::kAll, "all"}, {DecayOn::kMatrices, "matrices"}, {DecayOn::kLinear, "linear"}};
+};
+template <>
+struct ChoiceNames<Schedule> {
+  static constexpr std::pair<Schedule, const char*> names[] = {
+      {Schedule::kInverseSqrt, "inverse_sqrt"},
+      {Schedule::kConstant, "constant"},
+      {Schedule::kLinear, "linear"},
+      {Schedule::kCosine, "cosine"}};
+};
+template <>
+struct ChoiceNames<Metric> {
+  static constexpr std::pair<Metric, const char*> names[] = {{Metric::kBleu, "bleu"},
+                                                             {Metric::kLoss, "loss"}};
+};
+template <>
+struct ChoiceNames<MbrMetric> {
+  static constexpr std::pair<MbrMetric, const char*> names[] = {{MbrMetric::kBleu, "bleu"},
+                                                                {MbrMetric::kChrf, "chrf"}};
+};
 
 /// Transformer shape and regularisation (Vaswani et al. 2017, "Attention Is All You Need").
 struct ModelConfig {
@@ -25,9 +89,9 @@ struct ModelConfig {
   /// Word dropout (Gal & Ghahramani 2016; Sennrich & Zhang 2019): the probability that a whole
   /// token's embedding, source or target side, is zeroed (kept ones scaled by 1/(1-p)); 0 = off
   double word_dropout = 0.0;
-  std::string activation = "relu";    ///< FFN activation: relu | gelu
-  std::string norm = "post";          ///< post (the paper, §3.1) | pre (LayerNorm before sublayer)
-  std::string positions = "learned";  ///< learned (tutorial) | sinusoidal (the paper, §3.5)
+  Activation activation = Activation::kRelu;  ///< FFN activation: relu | gelu
+  Norm norm = Norm::kPost;  ///< post (the paper, §3.1) | pre (LayerNorm before sublayer)
+  Positions positions = Positions::kLearned;  ///< learned (tutorial) | sinusoidal (the paper, §3.5)
   int64_t max_len = 256;  ///< longest sequence (pieces incl. bos/eos) learned positions cover
   bool share_embeddings = false;  ///< one embedding matrix for source and target (joint vocab)
   bool tie_output = false;        ///< output projection reuses the target embedding (§3.4)
@@ -56,7 +120,7 @@ struct DataConfig {
   std::string train_split = "train";   ///< split the model and tokenizer are trained on
   std::string valid_split = "val";     ///< split used for validation
   int64_t vocab_size = 8000;           ///< SentencePiece vocabulary size (per model)
-  std::string vocab_type = "unigram";  ///< unigram | bpe
+  VocabType vocab_type = VocabType::kUnigram;  ///< unigram | bpe
   bool joint_vocab = true;             ///< one SentencePiece model for both languages
   double character_coverage = 1.0;     ///< SentencePiece character coverage
   int64_t max_len = 100;               ///< pairs with a side longer than this (pieces) are dropped
@@ -96,7 +160,7 @@ struct TrainConfig {
   int64_t cpu_workers = 1;
   /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on a CPU with
   /// AVX512-BF16, fp32 on other CPUs and on CUDA: core/precision.h)
-  std::string precision = "fp32";
+  Precision precision = Precision::kFp32;
   double lr = 5e-4;                       ///< peak learning rate
   double adam_beta1 = 0.9;                ///< Adam β1
   double adam_beta2 = 0.98;               ///< Adam β2 (the paper, §5.3)
@@ -105,8 +169,8 @@ struct TrainConfig {
   /// Which parameters weight_decay applies to: all | matrices (every parameter with 2+
   /// dimensions: linear weights and embeddings; biases and layer-norm gains are exempt) |
   /// linear (linear layers' weights only: embeddings, and so a tied output layer, are exempt too)
-  std::string weight_decay_on = "all";
-  std::string schedule = "inverse_sqrt";  ///< inverse_sqrt | constant | linear | cosine (last two
+  DecayOn weight_decay_on = DecayOn::kAll;
+  Schedule schedule = Schedule::kInverseSqrt;  ///< inverse_sqrt | constant | linear | cosine (last two
                                           ///< decay to 0 at the run's step/time/epoch limit)
   int64_t warmup_steps = 4000;            ///< linear warmup steps (every schedule)
   double label_smoothing = 0.1;           ///< label smoothing ε (§5.4)
@@ -126,7 +190,7 @@ struct TrainConfig {
   /// Validation's output limit: source length + this (an untrained model babbles to the limit,
   /// so decode.max_len_offset would make early validations many times slower).
   int64_t valid_max_len_offset = 16;
-  std::string metric = "bleu";   ///< early stopping / best checkpoint metric: bleu | loss
+  Metric metric = Metric::kBleu;  ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;          ///< validations without improvement before stopping; 0 = off
   int64_t keep_checkpoints = 5;  ///< step checkpoints kept for averaging (besides last and best)
   /// Extra splits of data.dir (e.g. test_2016_flickr) whose greedy BLEU/chrF are logged at every
@@ -166,7 +230,7 @@ struct DecodeConfig {
   /// candidates and pseudo-references, the output is the one with the highest expected
   /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
   int64_t mbr = 0;
-  std::string mbr_metric = "bleu";  ///< bleu | chrf
+  MbrMetric mbr_metric = MbrMetric::kBleu;  ///< bleu | chrf
   /// Sampling instead of beam search (decode/search.h, sample_search): `sample` translations are
   /// drawn per input from the model, token by token, after removing the tokens whose probability
   /// is below `epsilon` (epsilon sampling, Hewitt et al. 2022; 0 = plain ancestral sampling).

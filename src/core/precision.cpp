@@ -57,23 +57,23 @@ bool cpu_has_bf16_dot_product() {
 #endif
 }
 
-std::string resolve_precision(const std::string& precision, const at::Device& device) {
-  if (precision != "auto") return precision;
-  if (device.is_cuda()) return "fp32";
+Precision resolve_precision(Precision precision, const at::Device& device) {
+  if (precision != Precision::kAuto) return precision;
+  if (device.is_cuda()) return Precision::kFp32;
   static const bool native_bf16 = cpu_has_bf16_dot_product();
-  return native_bf16 ? "bf16" : "fp32";
+  return native_bf16 ? Precision::kBf16 : Precision::kFp32;
 }
 
-std::string describe_precision(const std::string& precision, const at::Device& device) {
-  const std::string resolved = resolve_precision(precision, device);
+std::string describe_precision(Precision precision, const at::Device& device) {
+  const std::string resolved = choice_name(resolve_precision(precision, device));
   if (resolved != "bf16" || !device.is_cpu() || cpu_has_bf16_dot_product()) return resolved;
   return resolved +
          " (warning: this CPU has no AVX512-BF16, so bf16 matmuls run on slow fallback kernels; "
          "train.precision=auto or fp32 is many times faster here)";
 }
 
-AutocastGuard::AutocastGuard(const std::string& precision, const at::Device& device)
-    : enabled_(resolve_precision(precision, device) == "bf16"), cuda_(device.is_cuda()) {
+AutocastGuard::AutocastGuard(Precision precision, const at::Device& device)
+    : enabled_(resolve_precision(precision, device) == Precision::kBf16), cuda_(device.is_cuda()) {
   if (!enabled_) return;
   previous_ = is_enabled(cuda_);
   set_enabled(cuda_, true);

@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/config.h"
+
 namespace nmt {
 
 /// Whether this CPU has bf16 dot-product instructions (AVX512-BF16, which Intel Cooper Lake and
@@ -13,16 +15,15 @@ namespace nmt {
 /// ran 74 target tokens/s in bf16 against 2,266 in fp32.
 bool cpu_has_bf16_dot_product();
 
-/// "fp32" or "bf16" for a configured precision on `device`: "auto" is bf16 on a CPU with
+/// fp32 or bf16 for a configured precision on `device`: auto is bf16 on a CPU with
 /// AVX512-BF16 (oneDNN's kernels make training 2-4x faster there), fp32 on other CPUs (see
 /// cpu_has_bf16_dot_product) and on CUDA (small models are kernel-launch bound on a GPU, and
-/// autocast's extra casts made training 3x slower on an H200); "fp32" and "bf16" stay as they
-/// are.
-std::string resolve_precision(const std::string& precision, const at::Device& device);
+/// autocast's extra casts made training 3x slower on an H200); fp32 and bf16 stay as they are.
+Precision resolve_precision(Precision precision, const at::Device& device);
 
 /// resolve_precision's answer for logs, with a warning appended when it is bf16 on a CPU
 /// without bf16 instructions (asked for explicitly; it runs, many times slower than fp32).
-std::string describe_precision(const std::string& precision, const at::Device& device);
+std::string describe_precision(Precision precision, const at::Device& device);
 
 /// Enables autocast to bfloat16 on `device` for its lifetime when `precision` resolves to
 /// "bf16" (a no-op for "fp32"). Matmuls then run in bf16 (oneDNN's AVX512-BF16 kernels on CPU,
@@ -30,7 +31,7 @@ std::string describe_precision(const std::string& precision, const at::Device& d
 /// (model/residual.h, train/loss.h).
 class AutocastGuard {
  public:
-  AutocastGuard(const std::string& precision, const at::Device& device);
+  AutocastGuard(Precision precision, const at::Device& device);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;

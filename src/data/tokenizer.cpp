@@ -51,7 +51,7 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 /// count changes the floating-point sums; a fixed count keeps trainings identical everywhere.
 std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data) {
   return {
-      {"model_type", data.vocab_type},
+      {"model_type", choice_name(data.vocab_type)},
       {"vocab_size", std::to_string(data.vocab_size)},
       {"character_coverage", std::to_string(data.character_coverage)},
       {"normalization_rule_name", "nmt_nfkc"},
@@ -83,7 +83,7 @@ std::string train_model(const DataConfig& data,
       sentencepiece::SentencePieceTrainer::Train(trainer_args(data), &iterator, &proto);
   if (!status.ok()) {
     throw Error(
-        "training the " + what + " SentencePiece model (data.vocab_type=" + data.vocab_type +
+        "training the " + what + " SentencePiece model (data.vocab_type=" + choice_name(data.vocab_type) +
         ", data.vocab_size=" + std::to_string(data.vocab_size) + ") failed: " + status.ToString());
   }
   return proto;

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
+
 namespace nmt {
 
 /// Minimum Bayes risk selection over an n-best list (Kumar & Byrne 2004; Freitag et al. 2022):
@@ -16,7 +18,7 @@ namespace nmt {
 /// same size (an nmt::Error otherwise), and an unknown metric is an nmt::Error.
 std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
                                            const std::vector<double>& log_probs,
-                                           const std::string& metric);
+                                           MbrMetric metric);
 
 /// The general form: E[u](h_i) = sum_j weights_j u(h_i, references_j), for candidates drawn
 /// apart from the pseudo-references (sampling: the references are the distinct samples, each
@@ -26,6 +28,6 @@ std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candi
 std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
                                            const std::vector<std::string>& references,
                                            const std::vector<double>& weights,
-                                           const std::string& metric);
+                                           MbrMetric metric);
 
 }  // namespace nmt

@@ -41,7 +41,7 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
       cross_attention_norm(register_module("cross_attention_norm", layer_norm(config.d_model))),
       feedforward_norm(register_module("feedforward_norm", layer_norm(config.d_model))),
       dropout(register_module("dropout", Dropout(config.dropout))),
-      pre_norm_(config.norm == "pre") {}
+      pre_norm_(config.norm == Norm::kPre) {}
 
 std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::cross_and_feedforward(
     const at::Tensor& x, const KeyValue& memory_kv, const at::Tensor& src_mask, bool need_weights) {
@@ -93,7 +93,7 @@ DecoderImpl::DecoderImpl(const ModelConfig& config, torch::nn::Embedding shared_
                                             config.word_dropout, shared_tokens))),
       layers(register_module("layers", torch::nn::ModuleList())) {
   for (int64_t i = 0; i < config.decoder_layers; ++i) layers->push_back(DecoderLayer(config));
-  if (config.norm == "pre") final_norm = register_module("final_norm", layer_norm(config.d_model));
+  if (config.norm == Norm::kPre) final_norm = register_module("final_norm", layer_norm(config.d_model));
   if (config.tie_output) {
     output_bias = register_parameter("output_bias", at::zeros({config.tgt_vocab_size}));
   } else {

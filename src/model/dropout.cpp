@@ -1,102 +1,28 @@
 #include "model/dropout.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <limits>
 
-#include <ATen/Parallel.h>
 #include <torch/autograd.h>
 
-#include "core/vectorize.h"
+#include "cpu/kernels.h"
 
 namespace nmt {
 namespace {
 
-/// Chris Wellons' "lowbias32" integer hash: 32-bit multiplies and shifts only, so the loops
-/// below vectorise (one hash per element, 16 elements per AVX-512 instruction).
-inline uint32_t mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  return x ^ (x >> 16);
-}
-
-/// Element i is kept when hash(seed, i) >= threshold (p resolved to 2^-32). Two rounds, one per
-/// half of the 64-bit seed, so masks of different seeds are unrelated, not shifted copies. The
-/// index is taken mod 2^32: a tensor of more than 4G elements would repeat its mask.
-inline bool keep(uint64_t i, uint64_t seed, uint32_t threshold) {
-  return mix32(mix32(uint32_t(i) + uint32_t(seed)) ^ uint32_t(seed >> 32)) >= threshold;
-}
-
-// Plain loops over [begin, end) that the compiler vectorises (core/vectorize.h).
-NMT_VECTOR_CLONES
-void masked_scale_float(const float* in, float* out, int64_t begin, int64_t end, uint64_t seed,
-                        uint32_t threshold, float scale) {
-  for (int64_t i = begin; i < end; ++i) {
-    out[i] = keep(uint64_t(i), seed, threshold) ? in[i] * scale : 0.0f;
-  }
-}
-
-/// bfloat16 as raw bits: widen by a shift, narrow with round-to-nearest-even (c10::BFloat16's
-/// rounding, NaN excepted: a NaN gradient stays a NaN or becomes an infinity, both non-finite).
-NMT_VECTOR_CLONES
-void masked_scale_bf16(const uint16_t* in, uint16_t* out, int64_t begin, int64_t end, uint64_t seed,
-                       uint32_t threshold, float scale) {
-  for (int64_t i = begin; i < end; ++i) {
-    const uint32_t wide = uint32_t(in[i]) << 16;
-    float value;
-    std::memcpy(&value, &wide, sizeof value);
-    value *= scale;
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    const uint32_t kept = 0u - uint32_t(keep(uint64_t(i), seed, threshold));  // all ones or 0
-    out[i] = uint16_t(((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16) & kept);
-  }
-}
-
-at::Tensor apply_mask(const at::Tensor& x, double p, uint64_t seed) {
-  const auto input = x.contiguous();
-  auto output = at::empty_like(input);
-  // p in (0, 1): the threshold fits 32 bits (p·2^32 rounded, at most 2^32 - 1).
-  const auto threshold = uint32_t(std::min(std::llround(p * 4294967296.0), 4294967295ll));
-  const auto scale = float(1.0 / (1.0 - p));
-  const int64_t n = input.numel();
-  constexpr int64_t kGrain = 32768;
-  if (input.scalar_type() == at::kFloat) {
-    const float* in = input.data_ptr<float>();
-    float* out = output.data_ptr<float>();
-    at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-      masked_scale_float(in, out, begin, end, seed, threshold, scale);
-    });
-  } else if (input.scalar_type() == at::kBFloat16) {
-    const auto* in = reinterpret_cast<const uint16_t*>(input.data_ptr<at::BFloat16>());
-    auto* out = reinterpret_cast<uint16_t*>(output.data_ptr<at::BFloat16>());
-    at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-      masked_scale_bf16(in, out, begin, end, seed, threshold, scale);
-    });
-  } else {
-    // Other dtypes (double, half): the same mask, as a float tensor of 0/scale.
-    return input * apply_mask(at::ones(input.sizes(), input.options().dtype(at::kFloat)), p, seed)
-                       .to(input.scalar_type());
-  }
-  return output;
-}
-
-/// The mask is a function of (seed, index), so backward applies the same mask to the gradient.
+/// y = x·m/(1-p) with m_i = 1 if hash(seed, i) >= p·2^32 else 0 (cpu::hash_keeps): the mask is a
+/// function of (seed, index), so backward applies the same mask to the gradient.
 struct HashDropoutFunction : public torch::autograd::Function<HashDropoutFunction> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, double p,
                             int64_t seed) {
     ctx->saved_data["p"] = p;
     ctx->saved_data["seed"] = seed;
-    return apply_mask(x, p, uint64_t(seed));
+    return cpu::hash_dropout_apply(x, p, uint64_t(seed));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const double p = ctx->saved_data["p"].toDouble();
     const auto seed = uint64_t(ctx->saved_data["seed"].toInt());
-    return {apply_mask(grads[0], p, seed), at::Tensor(), at::Tensor()};
+    return {cpu::hash_dropout_apply(grads[0], p, seed), at::Tensor(), at::Tensor()};
   }
 };
 

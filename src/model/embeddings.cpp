@@ -21,7 +21,7 @@ at::Tensor sinusoidal_positions(int64_t len, int64_t d_model) {
 }
 
 EmbeddingsImpl::EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len,
-                               const std::string& positions, double dropout_p,
+                               Positions positions, double dropout_p,
                                double word_dropout_p, torch::nn::Embedding shared)
     : dropout(register_module("dropout", Dropout(dropout_p))),
       d_model_(d_model),
@@ -30,12 +30,10 @@ EmbeddingsImpl::EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_
     word_dropout = register_module("word_dropout", Dropout(word_dropout_p));
   }
   tokens = shared ? shared : register_module("tokens", torch::nn::Embedding(vocab_size, d_model));
-  if (positions == "learned") {
+  if (positions == Positions::kLearned) {
     learned = register_module("positions", torch::nn::Embedding(max_len, d_model));
-  } else if (positions == "sinusoidal") {
-    sinusoid_ = register_buffer("sinusoid", sinusoidal_positions(max_len, d_model));
   } else {
-    throw Error("Embeddings: positions '" + positions + "' is not learned or sinusoidal");
+    sinusoid_ = register_buffer("sinusoid", sinusoidal_positions(max_len, d_model));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/embedding.h>
 
+#include "core/config.h"
 #include "model/dropout.h"
 
 namespace nmt {
@@ -17,9 +18,9 @@ at::Tensor sinusoidal_positions(int64_t len, int64_t d_model);
 /// word dropout is on, plus positions, then dropout.
 class EmbeddingsImpl : public torch::nn::Module {
  public:
-  /// positions: "learned" (a max_len × d_model table) or "sinusoidal" (fixed). When `shared` is
+  /// positions: learned (a max_len × d_model table) or sinusoidal (fixed). When `shared` is
   /// given, its token table is used and not registered here (it belongs to another module).
-  EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len, const std::string& positions,
+  EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len, Positions positions,
                  double dropout, double word_dropout = 0.0,
                  torch::nn::Embedding shared = nullptr);
 

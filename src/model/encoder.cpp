@@ -18,7 +18,7 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
       feedforward_norm(register_module(
           "feedforward_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})))),
       dropout(register_module("dropout", Dropout(config.dropout))),
-      pre_norm_(config.norm == "pre") {}
+      pre_norm_(config.norm == Norm::kPre) {}
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& src_mask) {
   auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
@@ -38,7 +38,7 @@ EncoderImpl::EncoderImpl(const ModelConfig& config)
                                             config.word_dropout))),
       layers(register_module("layers", torch::nn::ModuleList())) {
   for (int64_t i = 0; i < config.encoder_layers; ++i) layers->push_back(EncoderLayer(config));
-  if (config.norm == "pre") {
+  if (config.norm == Norm::kPre) {
     final_norm = register_module(
         "final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
   }

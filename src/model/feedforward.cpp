@@ -6,15 +6,11 @@ namespace nmt {
 
 PositionwiseFeedforwardImpl::PositionwiseFeedforwardImpl(int64_t d_model, int64_t d_ff,
                                                          double dropout_p,
-                                                         const std::string& activation)
+                                                         Activation activation)
     : fc_1(register_module("fc_1", torch::nn::Linear(d_model, d_ff))),
       fc_2(register_module("fc_2", torch::nn::Linear(d_ff, d_model))),
       dropout(register_module("dropout", Dropout(dropout_p))),
-      gelu_(activation == "gelu") {
-  if (activation != "relu" && activation != "gelu") {
-    throw Error("PositionwiseFeedforward: activation '" + activation + "' is not relu or gelu");
-  }
-}
+      gelu_(activation == Activation::kGelu) {}
 
 at::Tensor PositionwiseFeedforwardImpl::forward(const at::Tensor& x) {
   auto hidden = fc_1->forward(x);  // [batch, len, d_ff]

@@ -5,6 +5,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
+#include "core/config.h"
 #include "model/dropout.h"
 
 namespace nmt {
@@ -12,9 +13,9 @@ namespace nmt {
 /// Position-wise feed-forward network (Vaswani et al. 2017, §3.3): fc_2(dropout(act(fc_1(x)))).
 class PositionwiseFeedforwardImpl : public torch::nn::Module {
  public:
-  /// activation: "relu" (the paper) or "gelu".
+  /// activation: relu (the paper) or gelu.
   PositionwiseFeedforwardImpl(int64_t d_model, int64_t d_ff, double dropout,
-                              const std::string& activation = "relu");
+                              Activation activation = Activation::kRelu);
 
   /// x [batch, len, d_model] -> [batch, len, d_model]
   at::Tensor forward(const at::Tensor& x);

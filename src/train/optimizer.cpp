@@ -5,36 +5,13 @@
 #include <sstream>
 #include <type_traits>
 
-#include <ATen/Parallel.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 
-#include "core/vectorize.h"
+#include "cpu/kernels.h"
 
 namespace nmt {
 namespace {
-
-/// Scalars of one parameter's update, in the float arithmetic LibTorch's ops use on float32.
-struct AdamScalars {
-  float grad_scale, beta1, beta2, l2, decay;  // decay: AdamW's p *= 1 - lr * weight_decay
-  float sqrt_bias_correction2, eps, step_size;
-};
-
-// One pass of Adam(W) over [0, n): the order of operations follows LibTorch's adam.cpp /
-// adamw.cpp (the sqrt vectorises because this file is compiled with -fno-math-errno).
-NMT_VECTOR_CLONES
-void adam_kernel(float* __restrict param, const float* __restrict grad, float* __restrict exp_avg,
-                 float* __restrict exp_avg_sq, int64_t n, AdamScalars s) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float p = param[i] * s.decay;
-    const float g = grad[i] * s.grad_scale + s.l2 * p;
-    const float m = exp_avg[i] * s.beta1 + (1.0f - s.beta1) * g;
-    const float v = exp_avg_sq[i] * s.beta2 + (1.0f - s.beta2) * g * g;
-    exp_avg[i] = m;
-    exp_avg_sq[i] = v;
-    param[i] = p - s.step_size * (m / (std::sqrt(v) / s.sqrt_bias_correction2 + s.eps));
-  }
-}
 
 /// The optimizer's state key for a parameter: LibTorch 1.x keys by the TensorImpl address
 /// printed as a string (c10::guts::to_string), 2.x by the address itself.
@@ -84,7 +61,7 @@ bool fused_step(torch::optim::Optimizer& optimizer, double grad_scale, bool deco
       state.step(state.step() + 1);
       const double step = double(state.step());
       const double wd = options.weight_decay();
-      AdamScalars s;
+      cpu::AdamScalars s;  // Adam (Kingma & Ba 2015, Algorithm 1); AdamW (Loshchilov & Hutter 2019)
       s.grad_scale = float(grad_scale);
       s.beta1 = float(beta1);
       s.beta2 = float(beta2);
@@ -98,9 +75,7 @@ bool fused_step(torch::optim::Optimizer& optimizer, double grad_scale, bool deco
       const at::Tensor exp_avg = state.exp_avg(), exp_avg_sq = state.exp_avg_sq();
       float* m = exp_avg.data_ptr<float>();
       float* v = exp_avg_sq.data_ptr<float>();
-      at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-        adam_kernel(param + begin, grad + begin, m + begin, v + begin, end - begin, s);
-      });
+      cpu::adam_update(param, grad, m, v, p.numel(), s);
     }
   }
   return true;
@@ -108,10 +83,10 @@ bool fused_step(torch::optim::Optimizer& optimizer, double grad_scale, bool deco
 
 }  // namespace
 
-bool decays(const std::string& name, const at::Tensor& parameter, const std::string& decay_on) {
-  if (decay_on == "all") return true;
+bool decays(const std::string& name, const at::Tensor& parameter, DecayOn decay_on) {
+  if (decay_on == DecayOn::kAll) return true;
   if (parameter.dim() < 2) return false;
-  return decay_on == "matrices" || name.find("embeddings.") == std::string::npos;
+  return decay_on == DecayOn::kMatrices || name.find("embeddings.") == std::string::npos;
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(

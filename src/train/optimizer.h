@@ -14,7 +14,7 @@ namespace nmt {
 /// Whether train.weight_decay_on (all | matrices | linear) decays the parameter called `name`
 /// (a module's named_parameters() key, e.g. "decoder.layers.0.fc_1.weight"). matrices: every
 /// parameter with 2+ dimensions; linear: those, except embeddings ("embeddings." in the name).
-bool decays(const std::string& name, const at::Tensor& parameter, const std::string& decay_on);
+bool decays(const std::string& name, const at::Tensor& parameter, DecayOn decay_on);
 
 /// Adam, or AdamW when train.weight_decay > 0: LibTorch's classes, so checkpoints keep their
 /// optimizer state in LibTorch's format. With AdamW the parameters train.weight_decay_on exempts

@@ -10,9 +10,16 @@ double learning_rate(const TrainConfig& config, int64_t step, double progress) {
   const double warmup = double(config.warmup_steps);
   const double ramp = warmup > 0 ? std::min(1.0, s / warmup) : 1.0;
   const double p = std::clamp(progress, 0.0, 1.0);
-  if (config.schedule == "constant") return config.lr * ramp;
-  if (config.schedule == "linear") return config.lr * ramp * (1.0 - p);
-  if (config.schedule == "cosine") return config.lr * ramp * 0.5 * (1.0 + std::cos(M_PI * p));
+  switch (config.schedule) {
+    case Schedule::kConstant:
+      return config.lr * ramp;
+    case Schedule::kLinear:
+      return config.lr * ramp * (1.0 - p);
+    case Schedule::kCosine:
+      return config.lr * ramp * 0.5 * (1.0 + std::cos(M_PI * p));
+    case Schedule::kInverseSqrt:
+      break;
+  }
   if (warmup <= 0) return config.lr / std::sqrt(s);
   return config.lr * std::min(s / warmup, std::sqrt(warmup / s));
 }

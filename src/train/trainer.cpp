@@ -37,8 +37,8 @@ void check_resumable(const fs::path& last, const LoadedModel& saved, const Confi
       (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
     std::ostringstream message;
     message << last.string() << " was trained with train.weight_decay = " << was.weight_decay
-            << ", train.weight_decay_on = '" << was.weight_decay_on << "' (now "
-            << now.weight_decay << ", '" << now.weight_decay_on
+            << ", train.weight_decay_on = '" << choice_name(was.weight_decay_on) << "' (now "
+            << now.weight_decay << ", '" << choice_name(now.weight_decay_on)
             << "'): its optimizer state fits only the same optimizer; resume with those values";
     throw Error(message.str());
   }
@@ -72,7 +72,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   config_.validate();
   if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
     // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
-    const bool fp32 = resolve_precision(config_.train.precision, device_) == "fp32";
+    const bool fp32 = resolve_precision(config_.train.precision, device_) == Precision::kFp32;
     const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
                                                           : config_.train.cpu_workers;
     if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, config_.train.threads);

@@ -105,7 +105,7 @@ TrainSummary Trainer::run(bool final_validation) {
                run_dir_.string());
   } else {
     log_->line("finished (" + summary.stop_reason + ") after " + std::to_string(state_.step) +
-               " steps; best " + config_.train.metric + " " + fixed(state_.best_metric, 3) +
+               " steps; best " + choice_name(config_.train.metric) + " " + fixed(state_.best_metric, 3) +
                " at step " + std::to_string(state_.best_step) + "; checkpoints in " +
                run_dir_.string());
   }
@@ -334,7 +334,7 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
     save(run_dir_ / "best.pt", /*with_optimizer=*/false);
   } else if (++state_.bad_validations >= config_.train.patience && config_.train.patience > 0) {
     stop_ = true;
-    summary.stop_reason = "early stopping: no " + config_.train.metric + " improvement in " +
+    summary.stop_reason = "early stopping: no " + std::string(choice_name(config_.train.metric)) + " improvement in " +
                           std::to_string(config_.train.patience) + " validations";
   }
   if (config_.train.keep_checkpoints > 0) {

@@ -8,10 +8,10 @@
 
 namespace nmt {
 
-bool improves(const std::string& metric, double candidate, double best) {
+bool improves(Metric metric, double candidate, double best) {
   if (std::isnan(candidate)) return false;
   if (std::isnan(best)) return true;
-  return metric == "bleu" ? candidate > best : candidate < best;
+  return metric == Metric::kBleu ? candidate > best : candidate < best;
 }
 
 ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,

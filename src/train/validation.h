@@ -19,12 +19,12 @@ struct ValidationResult {
   double chrf = std::numeric_limits<double>::quiet_NaN();  ///< corpus chrF2, or NaN
   double seconds = 0.0;                                    ///< wall-clock of the validation
 
-  /// The value of `metric` ("bleu" or "loss") and whether larger is better.
-  double metric(const std::string& name) const { return name == "bleu" ? bleu : loss; }
+  /// The value of `metric`.
+  double metric(Metric name) const { return name == Metric::kBleu ? bleu : loss; }
 };
 
 /// True if `candidate` beats `best` for `metric` (NaN `best` = nothing yet).
-bool improves(const std::string& metric, double candidate, double best);
+bool improves(Metric metric, double candidate, double best);
 
 /// Validates `model` on `split` under train.precision (the model is left in eval() mode; the
 /// caller switches back).

@@ -1,4 +1,4 @@
-#include "decode/average.h"
+#include "train/average.h"
 
 #include <torch/types.h>
 #include <torch/utils.h>

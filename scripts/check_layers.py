@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Check that src/ includes point one way through the layers.
+
+Usage: scripts/check_layers.py [SRC_DIR]
+
+Each folder of src/ is a layer and may include only the layers listed for it below (and itself):
+core is at the bottom, cli at the top. Prints every include that breaks the order, as
+`file:line: layer 'decode' may not include 'train/checkpoint.h'`, and exits 1; exits 0 when
+there is none.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+# layer -> the layers it may include (besides itself)
+ALLOWED = {
+    "core": set(),
+    "cpu": set(),
+    "data": {"core"},
+    "model": {"core", "cpu"},
+    "eval": {"core"},
+    "decode": {"core", "data", "model", "eval"},
+    "train": {"core", "cpu", "data", "model", "eval", "decode"},
+    "serve": {"core", "data", "model", "eval", "decode"},
+    "cli": {"core", "cpu", "data", "model", "eval", "decode", "train", "serve"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+
+
+def violations(src):
+    for path in sorted(src.rglob("*")):
+        if path.suffix not in (".h", ".cpp", ".in"):
+            continue
+        layer = path.relative_to(src).parts[0]
+        if layer not in ALLOWED:
+            yield f"{path}: folder '{layer}' is not a known layer (add it to scripts/check_layers.py)"
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = INCLUDE.match(line)
+            if not match:
+                continue
+            target = match.group(1)
+            header = line.split('"')[1]
+            allowed = ", ".join(sorted(ALLOWED[layer])) or "nothing"
+            if target != layer and target not in ALLOWED[layer] and target in ALLOWED:
+                yield (f"{path}:{number}: layer '{layer}' may not include '{header}' "
+                       f"(it may include: {allowed})")
+
+
+def main():
+    src = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "src")
+    found = list(violations(src))
+    for message in found:
+        print(message, file=sys.stderr)
+    if found:
+        print(f"check_layers: {len(found)} include(s) against the layer order", file=sys.stderr)
+        return 1
+    print(f"check_layers: {src}: every include follows the layer order")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

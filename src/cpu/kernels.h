@@ -1,0 +1,81 @@
+#pragma once
+
+// Hand-written CPU kernels, behind one narrow interface.
+//
+// Each is the fast path of a formula whose readable reference stays with its caller:
+//   label-smoothed cross-entropy and R-Drop's symmetric KL  -> train/loss.cpp
+//   the hash dropout mask                                    -> model/dropout.cpp
+//   the fused Adam(W) update                                 -> train/optimizer.cpp
+// and tests/test_cpu_kernels.cpp compares each kernel with that reference. They exist because
+// LibTorch's composite versions were profiled as a large share of a small Transformer's training
+// step on a 2-core CPU (the loss about half, CPU bernoulli 13%, Adam's seven ops per parameter).
+// The loops are plain C++ that GCC vectorises and clones for AVX-512/AVX2 (cpu/vectorize.h).
+
+#include <cstdint>
+
+#include <ATen/ATen.h>
+
+namespace nmt::cpu {
+
+/// Whether the row kernels below take `logits`: a CPU tensor of float32 or bfloat16.
+bool takes(const at::Tensor& logits);
+
+// ---- Label-smoothed cross-entropy ---------------------------------------------------------
+
+/// Per-row statistics of logits x [rows, V] (fp32 or bf16) with targets y [rows] (int64 in
+/// [0, V)), each [rows] fp32. Two passes over each row: max and Σx, then Σexp(x - max).
+struct CrossEntropyRows {
+  at::Tensor log_z;     ///< log Σ_v exp(x_v)
+  at::Tensor nll;       ///< -log p_y = log_z - x_y
+  at::Tensor mean_nll;  ///< (1/V)·Σ_v -log p_v = log_z - mean(x)
+};
+CrossEntropyRows cross_entropy_rows(const at::Tensor& logits, const at::Tensor& targets);
+
+/// scale·(softmax(x) - (1-ε)·one_hot(y) - ε/V), the gradient of the label-smoothed loss, in the
+/// logits' dtype; one pass over each row. `log_z` is cross_entropy_rows' output.
+at::Tensor cross_entropy_gradient(const at::Tensor& logits, const at::Tensor& targets,
+                                  const at::Tensor& log_z, double epsilon, float scale);
+
+// ---- R-Drop's symmetric KL ----------------------------------------------------------------
+
+/// Logits [2n, V] whose rows i and n + i are one position's two passes, p and q their softmax.
+struct SymmetricKlRows {
+  at::Tensor log_z;  ///< [2n] log Σ_v exp(x_v) of every row
+  at::Tensor kl;     ///< [n, 2]: KL(p‖q) and KL(q‖p) of each pair
+};
+SymmetricKlRows symmetric_kl_rows(const at::Tensor& logits);
+
+/// scale·(∂/∂x, ∂/∂y) of Σ_pairs (KL(p‖q) + KL(q‖p)): with a = log p, b = log q,
+/// ∂/∂x_k = p_k·(a_k - b_k - KL(p‖q)) + p_k - q_k (and symmetrically for y), in the logits' dtype.
+at::Tensor symmetric_kl_gradient(const at::Tensor& logits, const SymmetricKlRows& rows,
+                                 float scale);
+
+// ---- Dropout ------------------------------------------------------------------------------
+
+/// Whether element `index` is kept by the mask of `seed` when it drops with probability p,
+/// given as threshold = round(p·2^32): a counter-based hash of (seed, index) >= threshold.
+bool hash_keeps(uint64_t index, uint64_t seed, uint32_t threshold);
+
+/// x·keep/(1-p), keep from hash_keeps, for p in (0, 1): float32 and bfloat16 in one pass
+/// (other dtypes through a float mask).
+at::Tensor hash_dropout_apply(const at::Tensor& x, double p, uint64_t seed);
+
+// ---- Adam(W) ------------------------------------------------------------------------------
+
+/// One parameter's scalars, in the float arithmetic LibTorch's ops use on float32.
+struct AdamScalars {
+  float grad_scale = 1.0f;  ///< gradient multiplier (the clipping factor)
+  float beta1 = 0.9f, beta2 = 0.999f;
+  float l2 = 0.0f;     ///< Adam's L2 term (weight_decay without decoupling)
+  float decay = 1.0f;  ///< AdamW's p *= 1 - lr·weight_decay
+  float sqrt_bias_correction2 = 1.0f, eps = 1e-8f, step_size = 1e-3f;
+};
+
+/// In place over n elements, in LibTorch's order of operations (adam.cpp / adamw.cpp):
+///   p = p·decay;  g = grad·grad_scale + l2·p;  m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²;
+///   p = p - step_size·m / (√v / sqrt_bias_correction2 + ε).
+/// Split over the intra-op threads.
+void adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                 const AdamScalars& scalars);
+
+}  // namespace nmt::cpu
