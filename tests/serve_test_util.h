@@ -5,8 +5,11 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +58,16 @@ inline std::vector<std::string> serve_sentences() {
           "three people are sitting on a bench in the park .",
           "a cat sleeps .",
           "the man in the blue shirt is cleaning a car ."};
+}
+
+/// Polls `ready` every 2 ms for up to 20 s; false if it never became true.
+inline bool wait_until(const std::function<bool()>& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
 }
 
 /// POST /translate with `body`; the client waits up to 30 s.

@@ -42,7 +42,8 @@ std::vector<std::string> translate_cli(const std::string& args,
 
 /// A started server over the test checkpoint; stopped when it goes out of scope.
 struct RunningServer {
-  explicit RunningServer(ServeOptions options = {}) : server(test::served_model(), with_port(options)) {
+  explicit RunningServer(ServeOptions options = {})
+      : server(test::served_model(), with_port(options)) {
     port = server.start();
   }
   static ServeOptions with_port(ServeOptions options) {
@@ -127,8 +128,8 @@ TEST(ServeHttp, ConcurrentClientsAreBatchedAndAllAnsweredCorrectly) {
       client.set_read_timeout(30, 0);
       for (int r = 0; r < kRequests; ++r) {
         const size_t i = size_t(c * kRequests + r) % sentences.size();
-        const auto res = client.Post("/translate", json{{"text", sentences[i]}}.dump(),
-                                     "application/json");
+        const auto res =
+            client.Post("/translate", json{{"text", sentences[i]}}.dump(), "application/json");
         if (res && res->status == 200 &&
             json::parse(res->body)["translations"] == json::array({expected[i]})) {
           ++correct;
@@ -160,7 +161,7 @@ TEST(ServeHttp, StopAnswersTheQueuedRequestsThenRefusesConnections) {
       if (res && res->status == 200) answers[c] = json::parse(res->body)["translations"];
     });
   }
-  while (running.server.stats().queued < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(test::wait_until([&] { return running.server.stats().queued == 4; }));
   const auto start = std::chrono::steady_clock::now();
   running.server.stop();  // does not wait out max_wait: closing decodes at once
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));

@@ -1,5 +1,7 @@
 // nmt serve: argv -> ServeOptions, a checkpoint loaded as `nmt translate` loads it, then HTTP
 // until SIGINT/SIGTERM (stop accepting, answer what is queued, exit 0).
+#include <ATen/Parallel.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/decode_options.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "serve/server.h"
 #include "serve/stop_signals.h"
@@ -88,16 +91,19 @@ int run_serve(int argc, char** argv) {
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   require_http_server();  // before loading a model the server could not serve
-  const auto serve_options = serve_options_from_args(args);
+  auto serve_options = serve_options_from_args(args);
   auto session = open_decode_session(args);
+  // OpenMP's thread count is per thread: the decoding thread takes the one --threads set here.
+  serve_options.batching.threads = at::get_num_threads();
   ServedModel served{session.loaded.model, session.loaded.tokenizer, session.loaded.config,
                      session.device, session.checkpoint.string()};
   served.config.decode = session.translator->config();
   const auto search = describe_search(served.config.decode);
   TranslationServer server(std::move(served), serve_options);
   const int port = server.start();
-  std::printf("nmt serve: listening on http://%s:%d (%s, %s)\n", serve_options.host.c_str(), port,
-              session.checkpoint.string().c_str(), search.c_str());
+  std::printf("nmt serve: listening on http://%s:%d (%s, %s, %s)\n", serve_options.host.c_str(),
+              port, session.checkpoint.string().c_str(), search.c_str(),
+              describe_device(session.device).c_str());
   std::fflush(stdout);
   const int signal_number = wait_for_stop_signal([&] { return !server.running(); });
   if (signal_number == 0) throw Error("nmt serve: the server stopped unexpectedly");

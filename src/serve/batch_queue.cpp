@@ -18,8 +18,7 @@ bool same_decode(const DecodeConfig& a, const DecodeConfig& b) {
   return key(a) == key(b);
 }
 
-BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device,
-                       BatchOptions options)
+BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options)
     : model_(std::move(model)),
       tokenizer_(std::move(tokenizer)),
       device_(device),

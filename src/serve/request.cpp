@@ -22,8 +22,7 @@ json parse_body(const std::string& body, int max_depth) {
   if (!valid_utf8(body, &bad_byte)) {
     throw bad_request("the body is not valid UTF-8 (byte " + std::to_string(bad_byte + 1) + ")");
   }
-  const json::parser_callback_t depth_check = [max_depth](int depth, json::parse_event_t,
-                                                          json&) {
+  const json::parser_callback_t depth_check = [max_depth](int depth, json::parse_event_t, json&) {
     if (depth > max_depth) {
       throw bad_request("the JSON nests deeper than " + std::to_string(max_depth) + " levels");
     }

@@ -40,10 +40,14 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
 /// Messages for the errors httplib detects before a handler runs.
 std::string status_text(int status) {
   switch (status) {
-    case 400: return "bad request (malformed HTTP)";
-    case 413: return "the request is too large";
-    case 414: return "the request line is too long";
-    default: return "HTTP status " + std::to_string(status);
+    case 400:
+      return "bad request (malformed HTTP)";
+    case 413:
+      return "the request is too large";
+    case 414:
+      return "the request line is too long";
+    default:
+      return "HTTP status " + std::to_string(status);
   }
 }
 
@@ -114,10 +118,9 @@ void TranslationServer::Impl::configure() {
   http.Get("/info", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(dump(info()), kJson);
   });
-  http.Post("/translate", [this](const httplib::Request& req, httplib::Response& res,
-                                 const httplib::ContentReader& reader) {
-    translate(req, res, reader);
-  });
+  http.Post("/translate",
+            [this](const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& reader) { translate(req, res, reader); });
   // Errors the library answers itself (a bad request line, a body above the limit) get a
   // JSON body too.
   http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
@@ -170,21 +173,24 @@ json TranslationServer::Impl::info() const {
   const json config = config_to_json(served.config);
   return {{"checkpoint", served.checkpoint},
           {"model", config["model"]},
-          {"languages", {{"source", served.config.data.src_lang},
-                         {"target", served.config.data.tgt_lang}}},
-          {"vocabulary", {{"source", served.tokenizer.src_vocab_size()},
-                          {"target", served.tokenizer.tgt_vocab_size()},
-                          {"joint", served.tokenizer.joint()}}},
+          {"languages",
+           {{"source", served.config.data.src_lang}, {"target", served.config.data.tgt_lang}}},
+          {"vocabulary",
+           {{"source", served.tokenizer.src_vocab_size()},
+            {"target", served.tokenizer.tgt_vocab_size()},
+            {"joint", served.tokenizer.joint()}}},
           {"decode", config["decode"]},
           {"device", served.device.str()},
           {"precision", options.batching.precision},
-          {"limits", {{"max_body_bytes", options.limits.max_body_bytes},
-                      {"max_text_bytes", options.limits.max_text_bytes},
-                      {"max_texts", options.limits.max_texts},
-                      {"max_beam", options.limits.max_beam}}},
-          {"batching", {{"max_batch_tokens", options.batching.max_batch_tokens},
-                        {"max_wait_ms", options.batching.max_wait.count()},
-                        {"queue", options.batching.capacity}}}};
+          {"limits",
+           {{"max_body_bytes", options.limits.max_body_bytes},
+            {"max_text_bytes", options.limits.max_text_bytes},
+            {"max_texts", options.limits.max_texts},
+            {"max_beam", options.limits.max_beam}}},
+          {"batching",
+           {{"max_batch_tokens", options.batching.max_batch_tokens},
+            {"max_wait_ms", options.batching.max_wait.count()},
+            {"queue", options.batching.capacity}}}};
 }
 
 TranslationServer::TranslationServer(ServedModel served, ServeOptions options)

@@ -23,9 +23,9 @@ struct ServeOptions {
   int port = 8080;                 ///< 0: any free port (start() returns it)
   ServeLimits limits;
   BatchOptions batching;
-  int http_threads = 64;      ///< connections served at once (more wait to be accepted)
-  int read_timeout_s = 5;     ///< a client silent this long mid-request is dropped (and writes)
-  int keep_alive_s = 5;       ///< an idle kept-alive connection is closed after this
+  int http_threads = 64;          ///< connections served at once (more wait to be accepted)
+  int read_timeout_s = 5;         ///< a client silent this long mid-request is dropped (and writes)
+  int keep_alive_s = 5;           ///< an idle kept-alive connection is closed after this
   int keep_alive_requests = 100;  ///< requests per connection before it is closed
 };
 
@@ -33,9 +33,9 @@ struct ServeOptions {
 struct ServedModel {
   Seq2Seq model{nullptr};
   Tokenizer tokenizer;
-  Config config;              ///< the checkpoint's config; config.decode = the request defaults
+  Config config;  ///< the checkpoint's config; config.decode = the request defaults
   at::Device device = at::kCPU;
-  std::string checkpoint;     ///< path, for /info
+  std::string checkpoint;  ///< path, for /info
 };
 
 /// Throws an nmt::Error that says what to install when this build has no cpp-httplib.
