@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -21,9 +22,13 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-/// `nmt translate ARGS` on `lines` (stdin); its stdout lines.
+/// `nmt translate ARGS` on `lines` (stdin); its stdout lines. Remembered per arguments and
+/// lines: each test starts the binary only for what it has not seen.
 std::vector<std::string> translate_cli(const std::string& args,
                                        const std::vector<std::string>& lines) {
+  static std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::string>> seen;
+  const auto key = std::make_pair(args, lines);
+  if (const auto it = seen.find(key); it != seen.end()) return it->second;
   const auto dir = test::temp_dir("serve_translate_cli");
   std::ofstream(dir / "in.txt", std::ios::binary) << [&] {
     std::string text;
@@ -37,7 +42,7 @@ std::vector<std::string> translate_cli(const std::string& args,
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
   auto out = read_lines(dir / "out.txt");
   remove_tree(dir);
-  return out;
+  return seen[key] = out;
 }
 
 /// A started server over the test checkpoint; stopped when it goes out of scope.
