@@ -152,7 +152,7 @@ TEST(ServeHttp, ConcurrentClientsAreBatchedAndAllAnsweredCorrectly) {
 
 TEST(ServeHttp, StopAnswersTheQueuedRequestsThenRefusesConnections) {
   ServeOptions options;
-  options.batching.max_wait = std::chrono::milliseconds(2000);  // they wait in the queue
+  options.batching.max_wait = std::chrono::milliseconds(8000);  // they wait in the queue
   RunningServer running(options);
   const auto sentences = test::serve_sentences();
   const auto expected = translate_cli("", sentences);

@@ -103,7 +103,7 @@ TEST(ServeLimits, FullQueueAnswers503) {
   ServeOptions options;
   options.port = 0;
   options.batching.capacity = 1;
-  options.batching.max_wait = milliseconds(400);  // the first request waits in the queue
+  options.batching.max_wait = milliseconds(1500);  // the first request waits in the queue
   TranslationServer server(test::served_model(), options);
   const int port = server.start();
   int first = 0;
@@ -211,7 +211,7 @@ std::string first_line(int fd) {
 TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   const auto dir = test::temp_dir("serve_sigterm");
   auto child = spawn_serve({"--checkpoint", test::serve_checkpoint().string(), "--device", "cpu",
-                            "--port", "0", "--max-wait-ms", "3000"},
+                            "--port", "0", "--max-wait-ms", "8000"},
                            dir / "stderr");
   const auto line = first_line(child.out);
   const auto at = line.find("127.0.0.1:");
