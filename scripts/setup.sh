@@ -18,6 +18,7 @@ packages=(
   libtorch-dev libopenblas0-pthread            # LibTorch 1.13 (CPU) and a fast BLAS for it
   libprotobuf-dev protobuf-compiler zlib1g-dev # sentencepiece from source; gzip corpora
   libsentencepiece-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev
+  libcpp-httplib-dev                           # HTTP server of nmt serve (optional for the build)
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot
   clang-format                                 # scripts/check_format.sh (CI)
 )

@@ -1,0 +1,124 @@
+// nmt serve: argv -> ServeOptions, a checkpoint loaded as `nmt translate` loads it, then HTTP
+// until SIGINT/SIGTERM (stop accepting, answer what is queued, exit 0).
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/decode_options.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "serve/server.h"
+#include "serve/stop_signals.h"
+
+namespace nmt::cli {
+namespace {
+
+void add_serve_options(cxxopts::Options& options) {
+  const ServeOptions d;
+  const auto number = [](auto value) { return std::to_string(value); };
+  // clang-format off
+  options.add_options("server")
+      ("host", "address to listen on (0.0.0.0: every interface)",
+       cxxopts::value<std::string>()->default_value(d.host), "ADDR")
+      ("port", "port (0: any free port; the chosen one is printed)",
+       cxxopts::value<int>()->default_value(number(d.port)), "N")
+      ("max-batch-tokens", "source tokens of queued requests decoded together",
+       cxxopts::value<int64_t>()->default_value(number(d.batching.max_batch_tokens)), "N")
+      ("max-wait-ms", "how long a request waits for others to batch with",
+       cxxopts::value<int64_t>()->default_value(number(d.batching.max_wait.count())), "M")
+      ("queue", "requests waiting to be decoded; more are answered 503",
+       cxxopts::value<size_t>()->default_value(number(d.batching.capacity)), "N")
+      ("max-body-bytes", "request body limit (413 above)",
+       cxxopts::value<size_t>()->default_value(number(d.limits.max_body_bytes)), "N")
+      ("max-text-bytes", "limit of one text (413 above)",
+       cxxopts::value<size_t>()->default_value(number(d.limits.max_text_bytes)), "N")
+      ("max-texts", "texts in one request (413 above)",
+       cxxopts::value<size_t>()->default_value(number(d.limits.max_texts)), "N")
+      ("max-beam", "largest beam or nbest a request may ask for (400 above)",
+       cxxopts::value<int64_t>()->default_value(number(d.limits.max_beam)), "N")
+      ("http-threads", "connections served at once",
+       cxxopts::value<int>()->default_value(number(d.http_threads)), "N")
+      ("read-timeout", "seconds a client may stay silent mid-request",
+       cxxopts::value<int>()->default_value(number(d.read_timeout_s)), "S");
+  // clang-format on
+}
+
+ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
+  ServeOptions options;
+  options.host = args["host"].as<std::string>();
+  options.port = args["port"].as<int>();
+  options.batching.max_batch_tokens = args["max-batch-tokens"].as<int64_t>();
+  options.batching.max_wait = std::chrono::milliseconds(args["max-wait-ms"].as<int64_t>());
+  options.batching.capacity = args["queue"].as<size_t>();
+  options.batching.precision = args["precision"].as<std::string>();
+  options.limits.max_body_bytes = args["max-body-bytes"].as<size_t>();
+  options.limits.max_text_bytes = args["max-text-bytes"].as<size_t>();
+  options.limits.max_texts = args["max-texts"].as<size_t>();
+  options.limits.max_beam = args["max-beam"].as<int64_t>();
+  options.http_threads = args["http-threads"].as<int>();
+  options.read_timeout_s = args["read-timeout"].as<int>();
+  if (options.port < 0 || options.port > 65535) throw Error("--port must be in 0..65535");
+  if (options.batching.max_batch_tokens < 1) throw Error("--max-batch-tokens must be >= 1");
+  if (options.batching.max_wait.count() < 0 || options.batching.max_wait.count() > 10000) {
+    throw Error("--max-wait-ms must be in 0..10000");
+  }
+  if (options.batching.capacity < 1) throw Error("--queue must be >= 1");
+  if (options.limits.max_beam < 1) throw Error("--max-beam must be >= 1");
+  if (options.http_threads < 1 || options.read_timeout_s < 1) {
+    throw Error("--http-threads and --read-timeout must be >= 1");
+  }
+  return options;
+}
+
+int run_serve(int argc, char** argv) {
+  // Before any thread exists, so that only the waiting thread below receives them.
+  block_stop_signals();
+  cxxopts::Options options(
+      argv[0],
+      "Serve translations over HTTP/1.1 with JSON (docs/serve.md): POST /translate "
+      "{\"text\": \"...\" or [...], \"beam\", \"nbest\", \"length_penalty\", \"max_len_offset\", "
+      "\"scores\"}, GET /health, GET /info. Concurrent requests are decoded together. "
+      "SIGINT/SIGTERM: stop accepting, answer what is queued, exit 0.\n\n"
+      "  nmt serve --checkpoint checkpoints/multi30k_en_de --port 8080\n"
+      "  curl -s localhost:8080/translate -d '{\"text\": \"A dog runs.\"}'\n");
+  add_decode_options(options);
+  add_serve_options(options);
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  require_http_server();  // before loading a model the server could not serve
+  auto serve_options = serve_options_from_args(args);
+  auto session = open_decode_session(args);
+  // OpenMP's thread count is per thread: the decoding thread takes the one --threads set here.
+  serve_options.batching.threads = at::get_num_threads();
+  ServedModel served{session.loaded.model, session.loaded.tokenizer, session.loaded.config,
+                     session.device, session.checkpoint.string()};
+  served.config.decode = session.translator->config();
+  const auto search = describe_search(served.config.decode);
+  TranslationServer server(std::move(served), serve_options);
+  const int port = server.start();
+  std::printf("nmt serve: listening on http://%s:%d (%s, %s, %s)\n", serve_options.host.c_str(),
+              port, session.checkpoint.string().c_str(), search.c_str(),
+              describe_device(session.device).c_str());
+  std::fflush(stdout);
+  const int signal_number = wait_for_stop_signal([&] { return !server.running(); });
+  if (signal_number == 0) throw Error("nmt serve: the server stopped unexpectedly");
+  std::cerr << "nmt serve: signal " << signal_number
+            << ": not accepting new connections; answering " << server.stats().queued
+            << " queued request(s)" << std::endl;
+  server.stop();
+  const auto stats = server.stats();
+  std::cerr << "nmt serve: stopped after " << stats.requests << " request(s), " << stats.texts
+            << " text(s) in " << stats.batches << " batch(es)" << std::endl;
+  return 0;
+}
+
+const bool registered = register_command(
+    {"serve", "serve translations over HTTP (JSON, batched across requests)", run_serve, 45});
+
+}  // namespace
+}  // namespace nmt::cli

@@ -1,0 +1,149 @@
+#include "serve/batch_queue.h"
+
+#include <algorithm>
+#include <exception>
+#include <tuple>
+#include <utility>
+
+#include "core/precision.h"
+#include "serve/request.h"
+
+namespace nmt {
+
+bool same_decode(const DecodeConfig& a, const DecodeConfig& b) {
+  const auto key = [](const DecodeConfig& d) {
+    return std::tie(d.beam, d.nbest, d.length_penalty, d.max_len_offset, d.batch_tokens, d.mbr,
+                    d.mbr_metric, d.sample, d.epsilon, d.seed);
+  };
+  return key(a) == key(b);
+}
+
+BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options)
+    : model_(std::move(model)),
+      tokenizer_(std::move(tokenizer)),
+      device_(device),
+      options_(std::move(options)) {
+  worker_ = std::thread([this] { run(); });
+}
+
+BatchQueue::~BatchQueue() { close(); }
+
+std::future<std::vector<TranslationResult>> BatchQueue::submit(std::vector<std::string> texts,
+                                                               const DecodeConfig& decode) {
+  auto job = std::make_unique<Job>();
+  // The budget counts what the model will see: pieces (cut to the position table) + eos.
+  const auto limit = static_cast<size_t>(model_->config().max_len - 1);
+  for (const auto& text : texts) {
+    job->tokens += static_cast<int64_t>(std::min(tokenizer_.encode_src(text).size(), limit)) + 1;
+  }
+  job->texts = std::move(texts);
+  job->decode = decode;
+  job->arrival = std::chrono::steady_clock::now();
+  auto future = job->done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) throw RequestError(503, "the server is shutting down");
+    if (queue_.size() >= options_.capacity) {
+      throw RequestError(503, "the queue is full (" + std::to_string(options_.capacity) +
+                                  " requests waiting, --queue); retry later");
+    }
+    queue_.push_back(std::move(job));
+  }
+  changed_.notify_all();
+  return future;
+}
+
+void BatchQueue::flush() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_ = true;
+  }
+  changed_.notify_all();
+}
+
+void BatchQueue::close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+BatchStats BatchQueue::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  BatchStats stats = stats_;
+  stats.queued = static_cast<int64_t>(queue_.size());
+  return stats;
+}
+
+void BatchQueue::run() {
+  // Autocast and OpenMP's thread count are per thread: set them where the model runs.
+  if (options_.threads > 0) at::set_num_threads(static_cast<int>(options_.threads));
+  AutocastGuard autocast(options_.precision, device_);
+  for (auto batch = next_batch(); !batch.empty(); batch = next_batch()) decode(batch);
+}
+
+int64_t BatchQueue::compatible_tokens() const {
+  int64_t tokens = 0;
+  for (const auto& job : queue_) {
+    if (same_decode(job->decode, queue_.front()->decode)) tokens += job->tokens;
+  }
+  return tokens;
+}
+
+std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+  if (queue_.empty()) return {};
+  const auto deadline = queue_.front()->arrival + options_.max_wait;
+  // Sampling draws from one generator per Translator call: batching other requests with it
+  // would change its samples, so a sampling request is decoded on its own.
+  const bool alone = queue_.front()->decode.sample > 0;
+  while (!closed_ && !flush_ && !alone && compatible_tokens() < options_.max_batch_tokens &&
+         changed_.wait_until(lock, deadline) != std::cv_status::timeout) {
+  }
+  std::vector<std::unique_ptr<Job>> batch;
+  int64_t tokens = 0;
+  const DecodeConfig decode = queue_.front()->decode;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (!same_decode((*it)->decode, decode)) {
+      ++it;  // other options wait for a batch of their own, in arrival order
+      continue;
+    }
+    if (!batch.empty() && (alone || tokens + (*it)->tokens > options_.max_batch_tokens)) break;
+    tokens += (*it)->tokens;
+    batch.push_back(std::move(*it));
+    it = queue_.erase(it);
+  }
+  return batch;
+}
+
+void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
+  std::vector<std::string> texts;
+  for (const auto& job : batch) texts.insert(texts.end(), job->texts.begin(), job->texts.end());
+  std::vector<TranslationResult> results;
+  try {
+    Translator translator(model_, tokenizer_, batch.front()->decode, device_);
+    translator.set_log(nullptr);  // warnings go back to the client in the response
+    results = translator.translate(texts);
+  } catch (...) {
+    for (auto& job : batch) job->done.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.batches += 1;
+    return;
+  }
+  auto next = results.begin();
+  for (auto& job : batch) {
+    const auto end = next + static_cast<std::ptrdiff_t>(job->texts.size());
+    job->done.set_value(std::vector<TranslationResult>(std::make_move_iterator(next),
+                                                       std::make_move_iterator(end)));
+    next = end;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.batches += 1;
+  stats_.requests += static_cast<int64_t>(batch.size());
+  stats_.texts += static_cast<int64_t>(texts.size());
+}
+
+}  // namespace nmt

@@ -1,0 +1,105 @@
+#pragma once
+
+// The batching queue of `nmt serve`: HTTP threads submit requests (lists of texts with their
+// decoding options); one decoding thread, the only one that touches the model, takes the oldest
+// request together with the requests queued after it that have the same options, up to a token
+// budget, waiting a short time for more to arrive, and translates them in one Translator call.
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "data/tokenizer.h"
+#include "decode/translator.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// How requests are batched.
+struct BatchOptions {
+  /// Source tokens (pieces + eos, summed over a batch's texts) decoded together; a request above
+  /// the budget on its own is decoded alone. Within a batch decode.batch_tokens still splits the
+  /// model calls, as in `nmt translate`.
+  int64_t max_batch_tokens = 4096;
+  /// How long the oldest queued request may wait for others before its batch is decoded (the
+  /// decoder starts at once when the budget is full; while it decodes, requests queue anyway).
+  std::chrono::milliseconds max_wait{5};
+  size_t capacity = 256;           ///< requests waiting; one more is refused (503)
+  std::string precision = "fp32";  ///< fp32 | bf16 | auto (autocast is per thread)
+  int64_t threads = 0;             ///< intra-op threads of the decoding thread (0: leave as is)
+};
+
+/// Counters for /health and tests.
+struct BatchStats {
+  int64_t requests = 0;  ///< requests answered
+  int64_t texts = 0;     ///< texts translated
+  int64_t batches = 0;   ///< Translator calls
+  int64_t queued = 0;    ///< requests waiting now
+};
+
+/// Two decoding configs give the same results for the same text (every field equal).
+bool same_decode(const DecodeConfig& a, const DecodeConfig& b);
+
+class BatchQueue {
+ public:
+  /// Starts the decoding thread.
+  BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options);
+  /// Closes the queue (what is queued is still translated) and joins the thread.
+  ~BatchQueue();
+  BatchQueue(const BatchQueue&) = delete;
+  BatchQueue& operator=(const BatchQueue&) = delete;
+
+  /// Queues `texts` for translation with `decode`; the future holds one result per text (or the
+  /// exception decoding threw). Throws RequestError 503 when the queue is full or closed.
+  std::future<std::vector<TranslationResult>> submit(std::vector<std::string> texts,
+                                                     const DecodeConfig& decode);
+
+  /// From now on batches are decoded without waiting for more requests (shutting down: what
+  /// is queued should be answered soon); requests are still accepted.
+  void flush();
+
+  /// Refuses new requests, translates the queued ones, joins the decoding thread. Idempotent.
+  void close();
+
+  BatchStats stats() const;
+
+ private:
+  struct Job {
+    std::vector<std::string> texts;
+    DecodeConfig decode;
+    int64_t tokens = 0;  ///< source tokens + eos, for the budget
+    std::chrono::steady_clock::time_point arrival;
+    std::promise<std::vector<TranslationResult>> done;
+  };
+
+  void run();
+  /// Waits for the next batch (empty: closed and drained) and takes it off the queue.
+  std::vector<std::unique_ptr<Job>> next_batch();
+  /// Source tokens queued with the same options as the oldest request.
+  int64_t compatible_tokens() const;
+  void decode(std::vector<std::unique_ptr<Job>>& batch);
+
+  Seq2Seq model_;
+  Tokenizer tokenizer_;
+  at::Device device_;
+  BatchOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Job>> queue_;
+  bool closed_ = false;
+  bool flush_ = false;
+  BatchStats stats_;
+  std::thread worker_;
+};
+
+}  // namespace nmt

@@ -1,0 +1,186 @@
+#include "serve/request.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "data/corpus.h"
+
+namespace nmt {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kKnownFields = "text, beam, nbest, length_penalty, max_len_offset, scores";
+
+RequestError bad_request(const std::string& message) { return RequestError(400, message); }
+
+/// Parses `body` as JSON, refusing nesting deeper than `max_depth` while it parses (a body of a
+/// million '[' never reaches the DOM).
+json parse_body(const std::string& body, int max_depth) {
+  size_t bad_byte = 0;
+  if (!valid_utf8(body, &bad_byte)) {
+    throw bad_request("the body is not valid UTF-8 (byte " + std::to_string(bad_byte + 1) + ")");
+  }
+  const json::parser_callback_t depth_check = [max_depth](int depth, json::parse_event_t, json&) {
+    if (depth > max_depth) {
+      throw bad_request("the JSON nests deeper than " + std::to_string(max_depth) + " levels");
+    }
+    return true;
+  };
+  try {
+    return json::parse(body, depth_check);
+  } catch (const json::parse_error& e) {
+    throw bad_request(std::string("malformed JSON: ") + e.what());
+  }
+}
+
+int64_t integer_field(const json& value, const std::string& name) {
+  if (!value.is_number_integer()) {
+    throw bad_request("\"" + name + "\" must be an integer, not " + value.dump());
+  }
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() > uint64_t(std::numeric_limits<int32_t>::max())) {
+    throw bad_request("\"" + name + "\" = " + value.dump() + " is out of range");
+  }
+  return value.get<int64_t>();
+}
+
+std::vector<std::string> text_field(const json& value, const ServeLimits& limits) {
+  std::vector<std::string> texts;
+  if (value.is_string()) {
+    texts.push_back(value.get<std::string>());
+  } else if (value.is_array()) {
+    if (value.size() > limits.max_texts) {
+      throw RequestError(413, "\"text\" has " + std::to_string(value.size()) +
+                                  " entries, above this server's limit of " +
+                                  std::to_string(limits.max_texts) + " (--max-texts)");
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_string()) {
+        throw bad_request("\"text[" + std::to_string(i) + "]\" must be a string, not " +
+                          value[i].dump());
+      }
+      texts.push_back(value[i].get<std::string>());
+    }
+  } else {
+    throw bad_request("\"text\" must be a string or a list of strings, not " + value.dump());
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].size() > limits.max_text_bytes) {
+      throw RequestError(413, "\"text[" + std::to_string(i) + "]\" has " +
+                                  std::to_string(texts[i].size()) +
+                                  " bytes, above this server's limit of " +
+                                  std::to_string(limits.max_text_bytes) + " (--max-text-bytes)");
+    }
+  }
+  return texts;
+}
+
+/// Validates the decoding options as `nmt translate` does; the message names the request's
+/// fields ("beam", not "decode.beam").
+void validate_decode(const DecodeConfig& decode) {
+  try {
+    decode.validate();
+  } catch (const Error& e) {
+    std::string message = e.what();
+    for (size_t at = message.find("decode."); at != std::string::npos;
+         at = message.find("decode.", at)) {
+      message.erase(at, 7);
+    }
+    throw bad_request(message);
+  }
+}
+
+void check_beam_limit(const char* name, int64_t value, const ServeLimits& limits) {
+  if (value > limits.max_beam) {
+    throw bad_request("\"" + std::string(name) + "\" = " + std::to_string(value) +
+                      " is above this server's limit of " + std::to_string(limits.max_beam) +
+                      " (--max-beam)");
+  }
+}
+
+}  // namespace
+
+TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
+                                         const ServeLimits& limits) {
+  const json root = parse_body(body, limits.max_json_depth);
+  if (!root.is_object()) throw bad_request("the body must be a JSON object with a \"text\" field");
+  TranslateRequest request;
+  request.decode = defaults;
+  bool has_text = false, has_beam = false;
+  for (const auto& [key, value] : root.items()) {
+    if (key == "text") {
+      request.texts = text_field(value, limits);
+      has_text = true;
+    } else if (key == "beam") {
+      request.decode.beam = integer_field(value, key);
+      check_beam_limit("beam", request.decode.beam, limits);
+      has_beam = true;
+    } else if (key == "nbest") {
+      request.decode.nbest = integer_field(value, key);
+      check_beam_limit("nbest", request.decode.nbest, limits);
+    } else if (key == "max_len_offset") {
+      request.decode.max_len_offset = integer_field(value, key);
+    } else if (key == "length_penalty") {
+      if (!value.is_number()) {
+        throw bad_request("\"length_penalty\" must be a number, not " + value.dump());
+      }
+      request.decode.length_penalty = value.get<double>();
+    } else if (key == "scores") {
+      if (!value.is_boolean()) throw bad_request("\"scores\" must be true or false");
+      request.scores = value.get<bool>();
+    } else {
+      throw bad_request("unknown field \"" + key + "\" (known: " + kKnownFields + ")");
+    }
+  }
+  if (!has_text) throw bad_request("missing field \"text\" (a string or a list of strings)");
+  // As on the command line: an n-best list longer than the beam widens an unspecified beam.
+  const bool has_nbest = root.contains("nbest");
+  if (has_nbest && !has_beam && request.decode.sample == 0 &&
+      request.decode.beam < request.decode.nbest) {
+    request.decode.beam = request.decode.nbest;
+  }
+  validate_decode(request.decode);
+  if (request.decode.nbest > 1) request.scores = true;
+  return request;
+}
+
+json translation_response(const std::vector<TranslationResult>& results,
+                          const TranslateRequest& request) {
+  json translations = json::array(), warnings = json::array(), errors = json::array();
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& result = results[i];
+    // The translator numbers lines within its batch; name the request's own index instead.
+    const auto own = [](const std::string& message) {
+      const auto colon = message.find(": ");
+      return colon == std::string::npos ? message : message.substr(colon + 2);
+    };
+    if (result.warning) warnings.push_back({{"index", i}, {"message", own(*result.warning)}});
+    if (result.error) errors.push_back({{"index", i}, {"message", own(*result.error)}});
+    if (!request.scores) {
+      translations.push_back(result.best());
+      continue;
+    }
+    json entry = {{"text", result.best()},
+                  {"score", result.nbest.empty() ? 0.0 : result.nbest.front().score}};
+    if (request.decode.nbest > 1) {
+      json nbest = json::array();
+      for (const auto& hypothesis : result.nbest) {
+        nbest.push_back({{"text", hypothesis.text}, {"score", hypothesis.score}});
+      }
+      entry["nbest"] = std::move(nbest);
+    }
+    translations.push_back(std::move(entry));
+  }
+  json response = {{"translations", std::move(translations)}};
+  if (!warnings.empty()) response["warnings"] = std::move(warnings);
+  if (!errors.empty()) response["errors"] = std::move(errors);
+  return response;
+}
+
+std::string error_body(const std::string& message) {
+  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace nmt

@@ -1,0 +1,65 @@
+#pragma once
+
+// The JSON side of `nmt serve`: a POST /translate body -> TranslateRequest (every field checked,
+// errors name the field and carry the HTTP status), and translation results -> the response body.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "decode/translator.h"
+
+namespace nmt {
+
+/// What one request may ask of the server. Beyond these a request is refused (413, or 400 for
+/// the beam), so that no client can make the server decode for minutes or hold gigabytes.
+struct ServeLimits {
+  size_t max_body_bytes = size_t(1) << 20;  ///< request body (413 above)
+  size_t max_text_bytes = 10000;            ///< one text, in bytes (413 above)
+  size_t max_texts = 256;                   ///< texts in one request (413 above)
+  int64_t max_beam = 32;                    ///< beam (and nbest) a request may ask for (400)
+  int max_json_depth = 8;                   ///< nesting of arrays/objects in a body (400)
+};
+
+/// A request the server refuses: the HTTP status (400, 413, 503, ...) and a message that names
+/// the field and says what would be valid.
+class RequestError : public Error {
+ public:
+  RequestError(int status, const std::string& message) : Error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+/// A checked POST /translate request.
+struct TranslateRequest {
+  std::vector<std::string> texts;  ///< "text": one string or a list of strings
+  DecodeConfig decode;             ///< the server's defaults with the request's options applied
+  bool scores = false;             ///< "scores": true, or nbest > 1: objects with scores
+};
+
+/// Parses and checks a body: {"text": "..." | ["...", ...], "beam": N, "nbest": K,
+/// "length_penalty": A, "max_len_offset": N, "scores": bool}. Options override `defaults` as the
+/// command line's do (nbest above the beam raises an unspecified beam) and pass the same
+/// validation (DecodeConfig::validate) as `nmt translate`'s. Throws RequestError: 400 for
+/// malformed JSON, unknown fields, wrong types, invalid UTF-8, out-of-range options; 413 for a
+/// text or list above the limits.
+TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
+                                         const ServeLimits& limits);
+
+/// {"translations": [...]} for `results` (one per text): plain strings, or with scores / n-best
+/// objects {"text", "score", "nbest": [{"text", "score"}, ...]}; "warnings" lists the texts that
+/// were truncated ({"index", "message"}), "errors" any that failed.
+nlohmann::json translation_response(const std::vector<TranslationResult>& results,
+                                    const TranslateRequest& request);
+
+/// {"error": message}
+std::string error_body(const std::string& message);
+
+}  // namespace nmt

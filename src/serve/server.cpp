@@ -1,0 +1,266 @@
+#include "serve/server.h"
+
+#include "core/error.h"
+
+#if NMT_HAVE_HTTPLIB
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <exception>
+#include <thread>
+#include <utility>
+
+namespace nmt {
+namespace {
+
+using json = nlohmann::json;
+constexpr const char* kJson = "application/json";
+constexpr int kListenBacklog = 128;
+
+/// httplib::Server with a wider accept backlog: the library's compiled-in 5 drops connections
+/// (the client retries a second later) when a few dozen clients connect at once.
+class Listener : public httplib::Server {
+ public:
+  void widen_backlog() { ::listen(svr_sock_, kListenBacklog); }
+};
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(error_body(message), kJson);
+}
+
+/// Messages for the errors httplib detects before a handler runs.
+std::string status_text(int status) {
+  switch (status) {
+    case 400:
+      return "bad request (malformed HTTP)";
+    case 413:
+      return "the request is too large";
+    case 414:
+      return "the request line is too long";
+    default:
+      return "HTTP status " + std::to_string(status);
+  }
+}
+
+/// The one method a known route answers, or nullptr for an unknown route.
+const char* allowed_method(const std::string& path) {
+  if (path == "/translate") return "POST";
+  if (path == "/health" || path == "/info") return "GET";
+  return nullptr;
+}
+
+}  // namespace
+
+void require_http_server() {}
+
+struct TranslationServer::Impl {
+  Impl(ServedModel served_model, ServeOptions serve_options)
+      : served(std::move(served_model)),
+        options(std::move(serve_options)),
+        queue(served.model, served.tokenizer, served.device, options.batching) {}
+
+  void configure();
+  void translate(const httplib::Request& req, httplib::Response& res,
+                 const httplib::ContentReader& reader);
+  json info() const;
+
+  ServedModel served;
+  ServeOptions options;
+  BatchQueue queue;
+  Listener http;
+  std::thread listener;
+  std::atomic<bool> listening{false};
+};
+
+void TranslationServer::Impl::configure() {
+  const int threads = options.http_threads;
+  // httplib takes ownership of the TaskQueue it is given (its API: a raw pointer).
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+  http.set_read_timeout(options.read_timeout_s, 0);
+  http.set_write_timeout(options.read_timeout_s, 0);
+  http.set_keep_alive_timeout(options.keep_alive_s);
+  http.set_keep_alive_max_count(size_t(options.keep_alive_requests));
+  http.set_payload_max_length(options.limits.max_body_bytes);
+  http.set_tcp_nodelay(true);
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const char* allowed = allowed_method(req.path);
+    if (allowed == nullptr) {
+      send_error(res, 404,
+                 "no route " + req.path + " (routes: POST /translate, GET /health, GET /info)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const bool head = req.method == "HEAD" && std::string(allowed) == "GET";
+    if (req.method != allowed && !head) {
+      res.set_header("Allow", allowed);
+      send_error(res, 405, req.method + " " + req.path + " is not allowed (use " + allowed + ")");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    const auto stats = queue.stats();
+    res.set_content(dump({{"status", "ok"},
+                          {"queued", stats.queued},
+                          {"requests", stats.requests},
+                          {"texts", stats.texts},
+                          {"batches", stats.batches}}),
+                    kJson);
+  });
+  http.Get("/info", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(dump(info()), kJson);
+  });
+  http.Post("/translate",
+            [this](const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& reader) { translate(req, res, reader); });
+  // Errors the library answers itself (a bad request line, a body above the limit) get a
+  // JSON body too.
+  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) res.set_content(error_body(status_text(res.status)), kJson);
+  });
+  http.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          send_error(res, 500, std::string("internal error: ") + e.what());
+        } catch (...) {
+          send_error(res, 500, "internal error");
+        }
+      });
+}
+
+void TranslationServer::Impl::translate(const httplib::Request&, httplib::Response& res,
+                                        const httplib::ContentReader& reader) {
+  const auto& limits = options.limits;
+  try {
+    std::string body;
+    bool too_large = false;
+    const bool complete = reader([&](const char* data, size_t length) {
+      if (body.size() + length > limits.max_body_bytes) {
+        too_large = true;
+        return false;  // stop reading
+      }
+      body.append(data, length);
+      return true;
+    });
+    if (too_large || res.status == 413) {
+      throw RequestError(413, "the body is larger than this server's limit of " +
+                                  std::to_string(limits.max_body_bytes) +
+                                  " bytes (--max-body-bytes)");
+    }
+    if (!complete) throw RequestError(400, "the body could not be read (cut short or too slow)");
+    const auto request = parse_translate_request(body, served.config.decode, limits);
+    std::vector<TranslationResult> results;
+    if (!request.texts.empty()) results = queue.submit(request.texts, request.decode).get();
+    res.status = 200;
+    res.set_content(dump(translation_response(results, request)), kJson);
+  } catch (const RequestError& e) {
+    if (e.status() == 503) res.set_header("Retry-After", "1");
+    send_error(res, e.status(), e.what());
+  }
+}
+
+json TranslationServer::Impl::info() const {
+  const json config = config_to_json(served.config);
+  return {{"checkpoint", served.checkpoint},
+          {"model", config["model"]},
+          {"languages",
+           {{"source", served.config.data.src_lang}, {"target", served.config.data.tgt_lang}}},
+          {"vocabulary",
+           {{"source", served.tokenizer.src_vocab_size()},
+            {"target", served.tokenizer.tgt_vocab_size()},
+            {"joint", served.tokenizer.joint()}}},
+          {"decode", config["decode"]},
+          {"device", served.device.str()},
+          {"precision", options.batching.precision},
+          {"limits",
+           {{"max_body_bytes", options.limits.max_body_bytes},
+            {"max_text_bytes", options.limits.max_text_bytes},
+            {"max_texts", options.limits.max_texts},
+            {"max_beam", options.limits.max_beam}}},
+          {"batching",
+           {{"max_batch_tokens", options.batching.max_batch_tokens},
+            {"max_wait_ms", options.batching.max_wait.count()},
+            {"queue", options.batching.capacity}}}};
+}
+
+TranslationServer::TranslationServer(ServedModel served, ServeOptions options)
+    : impl_(std::make_unique<Impl>(std::move(served), std::move(options))) {
+  impl_->configure();
+}
+
+TranslationServer::~TranslationServer() { stop(); }
+
+int TranslationServer::start() {
+  if (impl_->listener.joinable()) throw Error("the server has already been started");
+  // A client closing its connection early must not end the server with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto& host = impl_->options.host;
+  int port = impl_->options.port;
+  if (port == 0) {
+    port = impl_->http.bind_to_any_port(host);
+  } else if (!impl_->http.bind_to_port(host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    throw Error("cannot listen on " + host + ":" + std::to_string(impl_->options.port) +
+                " (the port is in use, or the host is not an address of this machine)");
+  }
+  impl_->http.widen_backlog();
+  impl_->listening = true;
+  impl_->listener = std::thread([impl = impl_.get()] {
+    impl->http.listen_after_bind();
+    impl->listening = false;
+  });
+  return port;
+}
+
+void TranslationServer::stop() {
+  impl_->queue.flush();
+  // httplib's stop() does nothing until its accept loop runs: repeat until the loop has ended.
+  // The loop then waits for the connections it accepted, whose requests the queue answers.
+  while (impl_->listening) {
+    impl_->http.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (impl_->listener.joinable()) impl_->listener.join();
+  impl_->queue.close();
+}
+
+bool TranslationServer::running() const { return impl_->listening; }
+
+BatchStats TranslationServer::stats() const { return impl_->queue.stats(); }
+
+}  // namespace nmt
+
+#else  // built without cpp-httplib
+
+namespace nmt {
+
+void require_http_server() {
+  throw Error(
+      "this nmt was built without cpp-httplib, which nmt serve needs: install it "
+      "(apt-get install libcpp-httplib-dev, or run scripts/setup.sh) and rebuild");
+}
+
+struct TranslationServer::Impl {};
+
+TranslationServer::TranslationServer(ServedModel, ServeOptions) { require_http_server(); }
+TranslationServer::~TranslationServer() = default;
+int TranslationServer::start() { return -1; }
+void TranslationServer::stop() {}
+bool TranslationServer::running() const { return false; }
+BatchStats TranslationServer::stats() const { return {}; }
+
+}  // namespace nmt
+
+#endif

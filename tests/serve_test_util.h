@@ -1,0 +1,80 @@
+#pragma once
+
+// Fixtures for the `nmt serve` tests: a tiny checkpoint saved once per process, a served model
+// loaded from it, and small HTTP helpers over httplib::Client.
+
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode_test_util.h"
+#include "serve/server.h"
+#include "train/checkpoint.h"
+
+namespace nmt::test {
+
+/// A checkpoint file in a temp dir that is removed when the test binary exits.
+struct TempCheckpoint {
+  std::filesystem::path dir, file;
+  ~TempCheckpoint() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+/// A checkpoint of a random fixture model (short outputs: decode.max_len_offset 5), saved once.
+inline const std::filesystem::path& serve_checkpoint() {
+  static const TempCheckpoint checkpoint = [] {
+    const auto dir = temp_dir("serve_checkpoint");
+    auto model = fixture_model(11);
+    save_checkpoint(dir / "m.pt", fixture_config(), model, fixture_tokenizer(), {});
+    return TempCheckpoint{dir, dir / "m.pt"};
+  }();
+  return checkpoint.file;
+}
+
+/// The checkpoint as `nmt serve` loads it (CPU).
+inline ServedModel served_model() {
+  auto loaded = load_checkpoint(serve_checkpoint(), at::kCPU);
+  ServedModel served{loaded.model, loaded.tokenizer, loaded.config, at::kCPU,
+                     serve_checkpoint().string()};
+  return served;
+}
+
+/// Sentences of the fixture's kind (some longer, some short, one blank).
+inline std::vector<std::string> serve_sentences() {
+  return {"a dog runs .",
+          "a man is carrying a red bike .",
+          "two children play in the green water near a car .",
+          "",
+          "a woman .",
+          "three people are sitting on a bench in the park .",
+          "a cat sleeps .",
+          "the man in the blue shirt is cleaning a car ."};
+}
+
+/// Polls `ready` every 2 ms for up to 20 s; false if it never became true.
+inline bool wait_until(const std::function<bool()>& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+/// POST /translate with `body`; the client waits up to 30 s.
+inline httplib::Result post_translate(int port, const std::string& body) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(30, 0);
+  return client.Post("/translate", body, "application/json");
+}
+
+}  // namespace nmt::test

@@ -1,0 +1,262 @@
+// nmt serve against bad clients: every class of bad request gets its status and a message naming
+// the field; a full queue answers 503; a silent client is dropped; SIGTERM to a spawned
+// `nmt serve` answers the queued requests and exits 0.
+#if NMT_HAVE_HTTPLIB
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "serve_test_util.h"
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+struct BadRequest {
+  std::string body;
+  int status;
+  std::string needle;  ///< part of the "error" message
+};
+
+TEST(ServeLimits, EachBadRequestGetsItsStatusAndNamesTheField) {
+  TranslationServer server(test::served_model(), [] {
+    ServeOptions options;
+    options.port = 0;
+    return options;
+  }());
+  const int port = server.start();
+  json many = json::array();
+  for (int i = 0; i < 257; ++i) many.push_back("a dog .");
+  const std::vector<BadRequest> cases = {
+      {"{\"text\": ", 400, "malformed JSON"},
+      {"[\"a dog .\"]", 400, "JSON object"},
+      {"{}", 400, "missing field \"text\""},
+      {R"({"text": 5})", 400, "\"text\" must be a string or a list"},
+      {R"({"text": ["a", 3]})", 400, "\"text[1]\" must be a string"},
+      {R"({"text": "a", "beam": "5"})", 400, "\"beam\" must be an integer"},
+      {R"({"text": "a", "beam": 2.5})", 400, "\"beam\" must be an integer"},
+      {R"({"text": "a", "beam": 99999999999999999999})", 400, "\"beam\" must be an integer"},
+      {R"({"text": "a", "beam": 0})", 400, "beam = 0 is out of range"},
+      {R"({"text": "a", "beam": 33})", 400, "--max-beam"},
+      {R"({"text": "a", "beam": 2, "nbest": 3})", 400, "nbest = 3 is out of range"},
+      {R"({"text": "a", "length_penalty": -1})", 400, "length_penalty = -1"},
+      {R"({"text": "a", "length_penalty": "x"})", 400, "\"length_penalty\" must be a number"},
+      {R"({"text": "a", "max_len_offset": 0})", 400, "max_len_offset = 0"},
+      {R"({"text": "a", "scores": 1})", 400, "\"scores\" must be true or false"},
+      {R"({"text": "a", "beem": 2})", 400, "unknown field \"beem\""},
+      {"{\"text\": \"bad \xff byte\"}", 400, "not valid UTF-8 (byte 15)"},
+      {R"({"text": "\udc00"})", 400, "malformed JSON"},  // a lone surrogate
+      {std::string(100000, '['), 400, "nests deeper than 8"},
+      {json{{"text", std::string(100000, 'a')}}.dump(), 413, "\"text[0]\" has 100000 bytes"},
+      {json{{"text", many}}.dump(), 413, "--max-texts"},
+      {std::string(2 << 20, ' '), 413, "--max-body-bytes"},
+  };
+  for (const auto& bad : cases) {
+    const auto res = test::post_translate(port, bad.body);
+    const auto shown = bad.body.substr(0, 60);
+    ASSERT_TRUE(res) << shown << ": " << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, bad.status) << shown << " -> " << res->body;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/json") << shown;
+    const auto message = json::parse(res->body)["error"].get<std::string>();
+    EXPECT_NE(message.find(bad.needle), std::string::npos) << shown << " -> " << message;
+  }
+  httplib::Client client("127.0.0.1", port);
+  const auto missing = client.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_NE(missing->body.find("no route /nope"), std::string::npos) << missing->body;
+  for (const auto& [res, allow] : {std::pair{client.Get("/translate"), "POST"},
+                                   {client.Post("/health", "", "text/plain"), "GET"},
+                                   {client.Delete("/info"), "GET"}}) {
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 405) << res->body;
+    EXPECT_EQ(res->get_header_value("Allow"), allow);
+  }
+  // Still serving, and nothing reached the decoder.
+  const auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(json::parse(health->body)["requests"], 0);
+  const auto info = json::parse(client.Get("/info")->body);
+  EXPECT_EQ(info["model"]["d_model"], 32);
+  EXPECT_EQ(info["vocabulary"]["source"], test::fixture_tokenizer().src_vocab_size());
+  EXPECT_EQ(info["decode"]["beam"], 1);
+  EXPECT_EQ(info["checkpoint"], test::serve_checkpoint().string());
+}
+
+TEST(ServeLimits, FullQueueAnswers503) {
+  ServeOptions options;
+  options.port = 0;
+  options.batching.capacity = 1;
+  options.batching.max_wait = milliseconds(1500);  // the first request waits in the queue
+  TranslationServer server(test::served_model(), options);
+  const int port = server.start();
+  int first = 0;
+  std::thread waiting([&] {
+    const auto res = test::post_translate(port, R"({"text": "a dog ."})");
+    first = res ? res->status : -1;
+  });
+  EXPECT_TRUE(test::wait_until([&] { return server.stats().queued == 1; }));
+  const auto refused = test::post_translate(port, R"({"text": "a cat ."})");
+  waiting.join();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503) << refused->body;
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  EXPECT_NE(refused->body.find("queue is full"), std::string::npos) << refused->body;
+  EXPECT_EQ(first, 200);
+}
+
+/// Connects to the server, sends `partial` and then nothing; the time until the server closes
+/// the connection (or `limit` when it has not).
+Clock::duration time_until_dropped(int port, const std::string& partial, Clock::duration limit) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(uint16_t(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  EXPECT_EQ(::send(fd, partial.data(), partial.size(), 0), ssize_t(partial.size()));
+  const auto start = Clock::now();
+  char buffer[4096];
+  while (Clock::now() - start < limit) {
+    pollfd poll_fd{fd, POLLIN, 0};
+    if (::poll(&poll_fd, 1, 50) > 0 && ::recv(fd, buffer, sizeof buffer, 0) <= 0) break;
+  }
+  ::close(fd);
+  return Clock::now() - start;
+}
+
+TEST(ServeLimits, SilentClientsAreDroppedWhileOthersAreServed) {
+  ServeOptions options;
+  options.port = 0;
+  options.read_timeout_s = 1;
+  options.keep_alive_s = 1;  // after the 400 for a cut body, the connection idles this long
+  options.http_threads = 4;
+  TranslationServer server(test::served_model(), options);
+  const int port = server.start();
+  // Two stuck in the headers, two in the body: all four connection threads are taken.
+  std::vector<std::thread> slow;
+  std::vector<Clock::duration> dropped(4);
+  for (size_t i = 0; i < 4; ++i) {
+    slow.emplace_back([&, i] {
+      const std::string partial =
+          i < 2 ? "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Le"
+                : "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"te";
+      dropped[i] = time_until_dropped(port, partial, std::chrono::seconds(8));
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(100));
+  const auto res = test::post_translate(port, R"({"text": "a dog ."})");
+  for (auto& thread : slow) thread.join();
+  for (const auto& time : dropped) EXPECT_LT(time, std::chrono::seconds(4));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+/// `nmt serve ARGS` as a child process: its pid, its stdout (a pipe) and its stderr (a file).
+struct ServeProcess {
+  pid_t pid = -1;
+  int out = -1;
+};
+
+ServeProcess spawn_serve(const std::vector<std::string>& args, const fs::path& err_file) {
+  std::vector<std::string> all = {NMT_BINARY, "serve"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : all) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+/// The first line the child prints, waiting up to 60 s.
+std::string first_line(int fd) {
+  std::string line;
+  char c = 0;
+  const auto start = Clock::now();
+  while (Clock::now() - start < std::chrono::seconds(60)) {
+    pollfd poll_fd{fd, POLLIN, 0};
+    if (::poll(&poll_fd, 1, 100) <= 0) continue;
+    if (::read(fd, &c, 1) != 1 || c == '\n') break;
+    line += c;
+  }
+  return line;
+}
+
+TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
+  const auto dir = test::temp_dir("serve_sigterm");
+  auto child = spawn_serve({"--checkpoint", test::serve_checkpoint().string(), "--device", "cpu",
+                            "--port", "0", "--max-wait-ms", "8000"},
+                           dir / "stderr");
+  const auto line = first_line(child.out);
+  const auto at = line.find("127.0.0.1:");
+  if (at == std::string::npos) {
+    ::kill(child.pid, SIGKILL);
+    ::waitpid(child.pid, nullptr, 0);
+    FAIL() << "no port in: " << line;
+  }
+  const int port = std::stoi(line.substr(at + 10));
+  const auto sentences = test::serve_sentences();
+  std::vector<std::string> answers(3);
+  std::vector<std::thread> clients;
+  for (size_t c = 0; c < 3; ++c) {
+    clients.emplace_back([&, c] {
+      const auto res = test::post_translate(port, json{{"text", sentences[c]}}.dump());
+      if (res && res->status == 200) answers[c] = json::parse(res->body)["translations"][0];
+    });
+  }
+  httplib::Client health("127.0.0.1", port);
+  const bool queued = test::wait_until([&] {
+    const auto res = health.Get("/health");
+    return res && json::parse(res->body)["queued"] == 3;
+  });
+  EXPECT_TRUE(queued);
+  EXPECT_EQ(::kill(child.pid, SIGTERM), 0);
+  for (auto& client : clients) client.join();
+  int status = 0;
+  if (!test::wait_until([&] { return ::waitpid(child.pid, &status, WNOHANG) == child.pid; })) {
+    ::kill(child.pid, SIGKILL);  // wedged: fail, but leave no process behind
+    ::waitpid(child.pid, &status, 0);
+  }
+  ::close(child.out);
+  std::ifstream err_in(dir / "stderr");
+  const std::string err((std::istreambuf_iterator<char>(err_in)), {});
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << err;
+  EXPECT_NE(err.find("answering 3 queued request(s)"), std::string::npos) << err;
+  Translator translator(test::served_model().model, test::fixture_tokenizer(),
+                        test::fixture_config().decode, at::kCPU);
+  for (size_t c = 0; c < 3; ++c) {
+    EXPECT_EQ(answers[c], translator.translate({sentences[c]})[0].best()) << c;
+  }
+  remove_tree(dir);
+}
+
+}  // namespace
+}  // namespace nmt
+
+#endif  // NMT_HAVE_HTTPLIB
