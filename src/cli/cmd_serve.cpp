@@ -55,7 +55,8 @@ ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
   options.batching.max_batch_tokens = args["max-batch-tokens"].as<int64_t>();
   options.batching.max_wait = std::chrono::milliseconds(args["max-wait-ms"].as<int64_t>());
   options.batching.capacity = args["queue"].as<size_t>();
-  options.batching.precision = args["precision"].as<std::string>();
+  options.batching.precision =
+      require_choice<Precision>("--precision", args["precision"].as<std::string>());
   options.limits.max_body_bytes = args["max-body-bytes"].as<size_t>();
   options.limits.max_text_bytes = args["max-text-bytes"].as<size_t>();
   options.limits.max_texts = args["max-texts"].as<size_t>();

@@ -35,7 +35,7 @@ struct BatchOptions {
   /// decoder starts at once when the budget is full; while it decodes, requests queue anyway).
   std::chrono::milliseconds max_wait{5};
   size_t capacity = 256;           ///< requests waiting; one more is refused (503)
-  std::string precision = "fp32";  ///< fp32 | bf16 | auto (autocast is per thread)
+  Precision precision = Precision::kFp32;  ///< autocast is per thread
   int64_t threads = 0;             ///< intra-op threads of the decoding thread (0: leave as is)
 };
 

@@ -181,7 +181,7 @@ json TranslationServer::Impl::info() const {
             {"joint", served.tokenizer.joint()}}},
           {"decode", config["decode"]},
           {"device", served.device.str()},
-          {"precision", options.batching.precision},
+          {"precision", choice_name(options.batching.precision)},
           {"limits",
            {{"max_body_bytes", options.limits.max_body_bytes},
             {"max_text_bytes", options.limits.max_text_bytes},
