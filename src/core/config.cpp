@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace nmt {
 namespace {
@@ -319,9 +320,9 @@ Config load_config(const std::filesystem::path& path) {
 }
 
 void save_config(const Config& config, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write config file");
-  out << config_to_json(config).dump(2) << "\n";
+  // Durably: a run's config.json is rewritten at every (re)start, and a kill mid-write must not
+  // leave a run that cannot be resumed.
+  write_file_atomically(path, config_to_json(config).dump(2) + "\n", "config file");
 }
 
 std::string first_difference(const Config& a, const Config& b, const std::string& section) {

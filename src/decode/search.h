@@ -77,9 +77,12 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
 /// seeded with config.seed, and batches of at most batch_tokens / sample source tokens).
 /// A source longer than the model's position table (max_len - 1 tokens) is an nmt::Error: callers
 /// truncate (Translator does, with a warning).
+/// `stop` (optional) is asked before each batch; once it says true decoding ends there and the
+/// sources not yet decoded keep an empty hypothesis list (a decoded source always has one).
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
-                                                const at::Device& device);
+                                                const at::Device& device,
+                                                bool (*stop)() = nullptr);
 
 }  // namespace nmt
