@@ -86,7 +86,7 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
        "model.d_model = 30"},
       {"config", "config-no-limit", {"train", "--config", "{d}/nolimit.json"}, "set a limit"},
       {"config", "config-100000-character-name", {"train", "--config", "{d}/longname.json"},
-       "train.name"},
+       "train.name is 100000 characters long"},
 
       {"data", "data-dir-missing", {"train", "--config", "{d}/tiny.json", "--set",
        "data.dir={d}/nodata"}, "no file for split 'tiny'"},

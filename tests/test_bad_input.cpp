@@ -94,8 +94,7 @@ std::string substitute(std::string text, const fs::path& d) {
 }
 
 /// The output line that holds `message`, with the scratch directory written as {d}.
-std::string message_line(const std::string& output, const std::string& message,
-                         const fs::path& d) {
+std::string message_line(const std::string& output, const std::string& message, const fs::path& d) {
   std::istringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
     if (line.find(message) == std::string::npos) continue;
@@ -134,7 +133,7 @@ TEST_P(BadInput, FailsWithAMessageNamingTheCulprit) {
       EXPECT_EQ(run.output.find(crash), std::string::npos) << run.output;
     }
     if (rows != nullptr) {
-      std::ofstream(rows, std::ios::app) << c.group << '\t' << c.name << '\t'
+      std::ofstream(rows, std::ios::app) << c.group << '\t' << c.name << '\t' << c.message << '\t'
                                          << message_line(run.output, c.message, d) << '\n';
     }
   }

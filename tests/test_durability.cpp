@@ -14,6 +14,7 @@
 #include "spawn_util.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
+#include "train/optimizer.h"
 #include "train/trainer.h"
 
 namespace nmt {
@@ -69,9 +70,10 @@ TEST(Resume, CutsTheLogsBackAndRemovesWhatLiesBeyondTheCheckpoint) {
   train(run_config(run, 10));
   // What a process killed after step 10's checkpoint leaves behind: records and lines of steps
   // 11-15, a half-written best.pt, and step_15.pt written just before last.pt would have been.
-  std::ofstream(run / "metrics.jsonl", std::ios::app)
-      << R"({"kind":"train","step":11,"loss":1})" << "\n"
-      << R"({"kind":"valid","step":15,"loss":1})" << "\n";
+  std::ofstream(run / "metrics.jsonl", std::ios::app) << R"({"kind":"train","step":11,"loss":1})"
+                                                      << "\n"
+                                                      << R"({"kind":"valid","step":15,"loss":1})"
+                                                      << "\n";
   std::ofstream(run / "train.log", std::ios::app) << "2026-01-01 00:00:00  step 11 | lost\n";
   std::ofstream(run / "best.pt.tmp") << "partial";
   fs::copy_file(run / "step_10.pt", run / "step_15.pt");
@@ -116,17 +118,42 @@ TEST(Resume, AKillBetweenLastPtAndBestPtIsRepairedFromLastPt) {
   remove_tree(dir);
 }
 
+TEST(Resume, ACheckpointWithoutLogSizesDropsTheMetricsRecordsOfLaterSteps) {
+  const auto dir = test::temp_dir("resume_old");
+  const fs::path run = dir / "run";
+  train(run_config(run, 5));
+  {  // last.pt as nmt wrote it before checkpoints recorded the logs' sizes
+    LoadedModel loaded = load_checkpoint(run / "last.pt", at::kCPU);
+    auto optimizer = make_optimizer(loaded.model->named_parameters(), loaded.config.train);
+    load_optimizer_state(run / "last.pt", *optimizer);
+    loaded.state.log_bytes = loaded.state.metrics_bytes = -1;
+    save_checkpoint(run / "last.pt", loaded.config, loaded.model, loaded.tokenizer, loaded.state,
+                    optimizer.get());
+  }
+  std::ofstream(run / "metrics.jsonl", std::ios::app) << R"({"kind":"train","step":6,"loss":1})"
+                                                      << "\n";
+  train(run_config(run, 7), true);
+  const auto keys = metric_keys(run);
+  const std::set<std::pair<std::string, int64_t>> unique(keys.begin(), keys.end());
+  EXPECT_EQ(unique.size(), keys.size());
+  EXPECT_EQ(keys.size(), 9u);  // train 1-7, valid 5 and 7 (the final validation)
+  EXPECT_NE(test::slurp(run / "train.log").find("metrics.jsonl: 1 records past step 5"),
+            std::string::npos);
+  remove_tree(dir);
+}
+
 TEST(Resume, ANewRunDiscardsWhatAKilledFirstAttemptLeft) {
   const auto dir = test::temp_dir("resume_new");
   const fs::path run = dir / "run";
   fs::create_directories(run);
-  std::ofstream(run / "metrics.jsonl") << R"({"kind":"train","step":1,"loss":1})" << "\n";
+  std::ofstream(run / "metrics.jsonl") << R"({"kind":"train","step":1,"loss":1})"
+                                       << "\n";
   std::ofstream(run / "config.json.tmp") << "{";
   train(run_config(run, 2));
-  const auto keys = metric_keys(run);
-  ASSERT_EQ(keys.size(), 2u);
-  EXPECT_EQ(keys[0].second, 1);
-  EXPECT_EQ(keys[1].second, 2);
+  const auto keys = metric_keys(run);  // train 1, train 2, valid 2: nothing of the first attempt
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[0], std::make_pair(std::string("train"), int64_t(1)));
+  EXPECT_EQ(keys[1], std::make_pair(std::string("train"), int64_t(2)));
   EXPECT_TRUE(temporaries(run).empty());
   EXPECT_NE(test::slurp(run / "train.log").find("new run: discarded config.json.tmp"),
             std::string::npos);
@@ -163,9 +190,9 @@ TEST(RunDirLock, ASecondWriterIsRefusedNamingTheDirectoryAndTheHolder) {
   const auto dir = test::temp_dir("lock");
   {
     RunDirLock first(dir);
-    test::expect_error([&] { RunDirLock second(dir); },
-                       dir.string() + " is in use by another nmt train (pid " +
-                           std::to_string(::getpid()) + ",");
+    test::expect_error(
+        [&] { RunDirLock second(dir); },
+        dir.string() + " is in use by another nmt train (pid " + std::to_string(::getpid()) + ",");
   }
   RunDirLock again(dir);  // released with its owner
   remove_tree(dir);
@@ -178,8 +205,8 @@ TEST(RunDirLock, ATrainingRunKeepsOthersOutAndASigkilledRunResumesWithoutCleanUp
   config.train.max_epochs = 1000;
   config.train.validate_every = 2;
   save_config(config, dir / "config.json");
-  const pid_t owner = test::start_nmt({"train", "--config", (dir / "config.json").string()},
-                                      dir / "owner.log");
+  const pid_t owner =
+      test::start_nmt({"train", "--config", (dir / "config.json").string()}, dir / "owner.log");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!fs::exists(run / "last.pt") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -208,10 +235,11 @@ TEST(RunDirLock, ATrainingRunKeepsOthersOutAndASigkilledRunResumesWithoutCleanUp
 TEST(FaultCampaign, ThreeKillsLeaveLoadableCheckpointsTheSameWeightsAndOneHistory) {
   const auto dir = test::temp_dir("campaign");
   const std::string script = std::string(NMT_SOURCE_DIR) + "/scripts/fault_campaign.sh";
-  const pid_t pid = test::start_program(
-      "env", {std::string("NMT=") + NMT_BINARY, "WORK=" + (dir / "work").string(), "STEPS=30",
-              "bash", script, "3"},
-      dir / "campaign.log");
+  const pid_t pid =
+      test::start_program("env",
+                          {std::string("NMT=") + NMT_BINARY, "WORK=" + (dir / "work").string(),
+                           "STEPS=30", "bash", script, "3"},
+                          dir / "campaign.log");
   const int code = test::wait_nmt(pid, 300);
   const std::string output = test::slurp(dir / "campaign.log");
   EXPECT_EQ(code, 0) << output;

@@ -24,8 +24,8 @@ void write_slow_model_and_data(const fs::path& dir, size_t lines) {
   config.decode.max_len_offset = 50;
   Seq2Seq model = test::fixture_model(7, /*eos_bias=*/-100.0);
   save_checkpoint(dir / "model.pt", config, model, test::fixture_tokenizer(), {});
-  const auto text = read_parallel(fs::path(NMT_FIXTURES_DIR) / "tiny.en",
-                                  fs::path(NMT_FIXTURES_DIR) / "tiny.de");
+  const auto text =
+      read_parallel(fs::path(NMT_FIXTURES_DIR) / "tiny.en", fs::path(NMT_FIXTURES_DIR) / "tiny.de");
   std::ofstream src(dir / "big.en"), ref(dir / "big.de");
   for (size_t i = 0; i < lines; ++i) {
     src << text.src[i % text.size()] << "\n";
@@ -57,10 +57,10 @@ TEST(InterruptDecoding, SigtermDuringTranslateInputWritesTheLinesDoneAndExits130
   const size_t total = 20000;
   write_slow_model_and_data(dir, total);
   const fs::path out = dir / "out.de";
-  const pid_t pid = test::start_nmt({"translate", "--checkpoint", (dir / "model.pt").string(),
-                                     "--input", (dir / "big.en").string(), "--output",
-                                     out.string()},
-                                    dir / "log");
+  const pid_t pid =
+      test::start_nmt({"translate", "--checkpoint", (dir / "model.pt").string(), "--input",
+                       (dir / "big.en").string(), "--output", out.string()},
+                      dir / "log");
   // Once the first chunk is out, the process is deep in decoding.
   const auto [seconds, code] =
       interrupt_when(pid, SIGTERM, [&] { return fs::exists(out) && fs::file_size(out) > 0; });

@@ -88,9 +88,8 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
   }
   std::printf(
       "decoding (%s, %s): %zu sentences in %.2f s = %.1f sentences/s, %.0f target tokens/s\n",
-      set.name.c_str(), describe_search(decode).c_str(),
-      report.hypotheses.size(), report.decode_seconds, report.sentences_per_second(),
-      report.tokens_per_second());
+      set.name.c_str(), describe_search(decode).c_str(), report.hypotheses.size(),
+      report.decode_seconds, report.sentences_per_second(), report.tokens_per_second());
 }
 
 /// One test set's scores as written by --json (read by scripts/results_table.py).
@@ -172,10 +171,9 @@ int run_evaluate(int argc, char** argv) {
                 config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
     std::fflush(stdout);
     const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
-    const fs::path hyp_file =
-        args.count("output")
-            ? fs::path(args["output"].as<std::string>())
-            : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
+    const fs::path hyp_file = args.count("output")
+                                  ? fs::path(args["output"].as<std::string>())
+                                  : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
     if (report.interrupted) {
       write_lines(hyp_file, report.hypotheses);
       std::cerr << "interrupted: " << set.name << " not scored; the first "

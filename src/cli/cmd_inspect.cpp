@@ -53,22 +53,22 @@ int run_inspect(int argc, char** argv) {
   int64_t parameters = 0;
   for (const auto& p : loaded.model->parameters()) parameters += p.numel();
   const TrainingState& s = loaded.state;
-  nlohmann::json info = {{"checkpoint", path.string()},
-                         {"step", s.step},
-                         {"epoch", s.epoch},
-                         {"batch_in_epoch", s.batch_in_epoch},
-                         {"best_step", s.best_step},
-                         {"best_metric", std::isnan(s.best_metric) ? nlohmann::json()
-                                                                   : nlohmann::json(s.best_metric)},
-                         {"parameters", parameters}};
+  nlohmann::json info = {
+      {"checkpoint", path.string()},
+      {"step", s.step},
+      {"epoch", s.epoch},
+      {"batch_in_epoch", s.batch_in_epoch},
+      {"best_step", s.best_step},
+      {"best_metric", std::isnan(s.best_metric) ? nlohmann::json() : nlohmann::json(s.best_metric)},
+      {"parameters", parameters}};
   std::cout << info.dump() << "\n";
   if (args.count("weights-out")) dump_weights(loaded.model, args["weights-out"].as<std::string>());
   return 0;
 }
 
 const bool registered = register_command(
-    {"inspect", "print a checkpoint's training state; dump its weights for comparison",
-     run_inspect, 65});
+    {"inspect", "print a checkpoint's training state; dump its weights for comparison", run_inspect,
+     65});
 
 }  // namespace
 }  // namespace nmt::cli

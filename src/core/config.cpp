@@ -192,6 +192,10 @@ void DataConfig::validate() const {
 
 void TrainConfig::validate() const {
   if (name.empty()) throw Error("train.name is empty: give the run a name");
+  if (name.size() > 255) {  // it names a directory: longer names fail deep in the file system
+    throw Error("train.name is " + std::to_string(name.size()) +
+                " characters long: a run directory's name has at most 255");
+  }
   check_min("train.seed", seed, 0);
   if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
     throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");

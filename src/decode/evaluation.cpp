@@ -26,7 +26,7 @@ double batch_nll(Seq2Seq& model, const Batch& batch) {
 }  // namespace
 
 LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
-                              const at::Device& device, bool (*stop)()) {
+                              const at::Device& device, StopCheck stop) {
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
   const auto limit = static_cast<size_t>(model->config().max_len - 1);  // + eos / bos
@@ -60,9 +60,9 @@ EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& t
     examples.push_back({translator.tokenizer().encode_src(text.src[i]),
                         translator.tokenizer().encode_tgt(text.tgt[i])});
   }
-  report.loss = teacher_forced_loss(translator.model(), std::move(examples),
-                                    translator.config().batch_tokens, translator.device(),
-                                    translator.stop());
+  report.loss =
+      teacher_forced_loss(translator.model(), std::move(examples), translator.config().batch_tokens,
+                          translator.device(), translator.stop());
   report.interrupted = translator.stop() != nullptr && translator.stop()();
   if (report.interrupted) return report;
   const auto start = std::chrono::steady_clock::now();

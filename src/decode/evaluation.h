@@ -29,7 +29,7 @@ struct LossStats {
 /// than the model's position table are cut to model.max_len - 1 tokens.
 /// `stop` (optional) is asked before each batch; once it says true the sums so far come back.
 LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
-                              const at::Device& device, bool (*stop)() = nullptr);
+                              const at::Device& device, StopCheck stop = nullptr);
 
 /// What `nmt evaluate` reports on one test set.
 struct EvaluationReport {

@@ -11,6 +11,9 @@
 
 namespace nmt {
 
+/// A check asked between batches of long work (e.g. nmt::interrupted); true: stop there.
+using StopCheck = bool (*)();
+
 // Search over the target vocabulary. Every function runs under NoGradGuard and switches the model
 // to eval() for its duration (restoring the previous mode), so it can be called from training.
 // Output lengths: a hypothesis holds at most max_output_length() tokens (eos excluded); one that
@@ -82,7 +85,6 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
-                                                const at::Device& device,
-                                                bool (*stop)() = nullptr);
+                                                const at::Device& device, StopCheck stop = nullptr);
 
 }  // namespace nmt

@@ -146,7 +146,8 @@ std::vector<TranslatedText> Translator::select_from_samples(std::vector<Hypothes
     }
     auto& seen = distinct[it->second];
     counts[it->second] += 1.0;
-    if (draw.log_prob > seen.score) seen.score = draw.log_prob, seen.tokens = std::move(draw.tokens);
+    if (draw.log_prob > seen.score)
+      seen.score = draw.log_prob, seen.tokens = std::move(draw.tokens);
   }
   // Most probable first (ties: the earlier draw), counts kept alongside.
   std::vector<size_t> order(distinct.size());

@@ -26,7 +26,7 @@ struct TrainingState {
   /// unknown, an older checkpoint): a resume cuts the logs back to them (train/resume.h).
   int64_t log_bytes = -1;
   int64_t metrics_bytes = -1;
-  at::Tensor rng_state;         ///< CPU generator state (dropout), restored on resume
+  at::Tensor rng_state;  ///< CPU generator state (dropout), restored on resume
 };
 
 /// A model ready to use, with everything it came with.

@@ -96,8 +96,8 @@ void check_best(const fs::path& run_dir, const TrainingState& last, RunDirReport
     write_file_atomically(best, read_all(step_file), "checkpoint");
     report.found.push_back("best.pt restored from " + step_file.filename().string());
   } else {
-    report.found.push_back("warning: best.pt does not hold step " +
-                           std::to_string(last.best_step) + " (the best) and no copy is left");
+    report.found.push_back("warning: best.pt does not hold step " + std::to_string(last.best_step) +
+                           " (the best) and no copy is left");
   }
 }
 

@@ -39,8 +39,8 @@ void check_resumable(const fs::path& last, const LoadedModel& saved, const Confi
       (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
     std::ostringstream message;
     message << last.string() << " was trained with train.weight_decay = " << was.weight_decay
-            << ", train.weight_decay_on = '" << was.weight_decay_on << "' (now "
-            << now.weight_decay << ", '" << now.weight_decay_on
+            << ", train.weight_decay_on = '" << was.weight_decay_on << "' (now " << now.weight_decay
+            << ", '" << now.weight_decay_on
             << "'): its optimizer state fits only the same optimizer; resume with those values";
     throw Error(message.str());
   }
@@ -84,7 +84,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
     // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
     const bool fp32 = resolve_precision(config_.train.precision, device_) == "fp32";
     const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
-                                                          : config_.train.cpu_workers;
+                                                           : config_.train.cpu_workers;
     if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, config_.train.threads);
   }
   train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
@@ -103,8 +103,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   save_config(config_, run_dir_ / "config.json");
   log_->line(describe_device(device_) +
              (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
-             ", precision " +
-             describe_precision(config_.train.precision, device_) + ", " +
+             ", precision " + describe_precision(config_.train.precision, device_) + ", " +
              std::to_string(count_parameters(*model_)) + " parameters");
 }
 

@@ -9,10 +9,10 @@
 #include <torch/optim/optimizer.h>
 
 #include "core/config.h"
+#include "core/run_lock.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "model/seq2seq.h"
-#include "core/run_lock.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/resume.h"

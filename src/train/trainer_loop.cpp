@@ -47,8 +47,9 @@ LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& confi
   {
     AutocastGuard autocast(config.precision, device);
     const auto hidden = model->forward_hidden(twice(batch.src), twice(batch.tgt_in));
-    const auto flat = twice(batch.tgt_out).reshape(-1);    // [b * tgt_len] (twice with R-Drop)
-    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);  // [tokens]: first copy's, then second's
+    const auto flat = twice(batch.tgt_out).reshape(-1);  // [b * tgt_len] (twice with R-Drop)
+    const auto keep =
+        flat.ne(kPadId).nonzero().squeeze(1);  // [tokens]: first copy's, then second's
     const auto selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
     logits = model->decoder->project(selected);  // [tokens, vocab]
     targets = flat.index_select(0, keep);        // [tokens]
@@ -184,8 +185,9 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
       tokens += b.tgt_tokens;
       // R-Drop runs each batch twice: twice the model work for the same target tokens.
       const int64_t copies = config_.train.rdrop_alpha > 0.0 ? 2 : 1;
-      window_->run_flops += training_flops(config_.model, {copies * b.size(), b.src.size(1),
-                                                           b.tgt_in.size(1), copies * b.tgt_tokens});
+      window_->run_flops += training_flops(
+          config_.model,
+          {copies * b.size(), b.src.size(1), b.tgt_in.size(1), copies * b.tgt_tokens});
     }
   }
   window_->run_tokens += tokens;
