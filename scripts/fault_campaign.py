@@ -40,15 +40,30 @@ def writing(run_dir):
         return []
 
 
-def kill_once(proc, run_dir, mode, delay):
-    """Kills proc `delay` seconds after its start ("time") or at the first moment after that
-    when a file is being written ("write"). Returns (seconds into the attempt, files being
-    written) or None if the process ended first."""
+def metrics_size(run_dir):
+    try:
+        return os.path.getsize(os.path.join(run_dir, "metrics.jsonl"))
+    except OSError:
+        return 0
+
+
+def kill_once(proc, run_dir, mode, moment):
+    """Kills proc at `moment` = (phase, seconds): ("startup", s) s seconds after its start, or
+    ("training", s) s seconds after its metrics.jsonl changed (cut by the resume or a first
+    step logged); in mode "write", at the first
+    moment after that when a file is being written. Returns (seconds into the attempt, files
+    being written) or None if the process ended first."""
     began = time.monotonic()
-    while time.monotonic() - began < delay:
+    phase, delay = moment
+    if phase == "training":  # wait for this attempt's first step record
+        size = metrics_size(run_dir)
+        while metrics_size(run_dir) == size and proc.poll() is None:
+            time.sleep(0.002)
+    start = time.monotonic()
+    while time.monotonic() - start < delay:
         if proc.poll() is not None:
             return None
-        time.sleep(0.005)
+        time.sleep(0.002)
     if mode == "write":  # poll until a temporary file exists, then kill at once
         deadline = time.monotonic() + 30
         while not writing(run_dir) and proc.poll() is None and time.monotonic() < deadline:
@@ -79,10 +94,18 @@ def step_lines(run_dir):
         return re.findall(r"  step (\d+) \|", f.read())
 
 
-def resume_notes(run_dir):
-    """The 'resume: ...' lines of train.log, in order (two per resume: found, discarded)."""
-    with open(os.path.join(run_dir, "train.log")) as f:
-        return [line.split("  ", 1)[1].strip() for line in f if "  resume: " in line]
+def attempt_notes(path):
+    """What the attempt logged in `path` said about the run directory it found."""
+    found, discarded = "", ""
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("resume: found "):
+                found = line.strip()
+            elif line.startswith(("resume: discarded ", "new run: discarded ")):
+                discarded = line.split(": discarded ", 1)[1].strip()
+    step = re.search(r"last\.pt \(step (\d+)\)", found)
+    return ("last.pt step " + step.group(1)) if step else "new run (no last.pt yet)", \
+        discarded or "nothing"
 
 
 def main():
@@ -99,6 +122,7 @@ def main():
         json.dump(config(a.fixtures, a.steps), f)
     ref_dir, run_dir = os.path.join(a.work, "reference"), os.path.join(a.work, "interrupted")
     log = open(os.path.join(a.work, "campaign.log"), "ab")
+    attempt_log = lambda i: os.path.join(a.work, "attempt_%02d.log" % i)
 
     began = time.monotonic()
     proc, _ = start(a.nmt, ref_dir, config_file, log)
@@ -110,16 +134,19 @@ def main():
         sys.exit("fault_campaign: the uninterrupted run failed (see %s/campaign.log)" % a.work)
     ref_seconds = time.monotonic() - began
     training = max(0.1, ref_seconds - startup)
-    # Kill moments: some during start-up, the rest within about a 1/N share of the training
-    # time, so that N kills fit in one run.
-    delay = lambda: rng.uniform(0.3 * startup, startup + training / a.kills)
+    # Kill moments: a quarter during start-up (loading, tokenizer, config.json), the rest within
+    # about a 1/N share of the training time after the attempt's first step, so N kills fit.
+    def moment():
+        if rng.random() < 0.25:
+            return "startup", rng.uniform(0.0, startup)
+        return "training", rng.uniform(0.0, 1.5 * training / a.kills)
 
     rows, attempts, restarts = [], 0, 0
     while len(rows) < a.kills:
         mode = "write" if len(rows) % 2 == 1 else "time"
-        proc, resumed = start(a.nmt, run_dir, config_file, log)
         attempts += 1
-        outcome = kill_once(proc, run_dir, mode, delay())
+        proc, resumed = start(a.nmt, run_dir, config_file, open(attempt_log(attempts), "wb"))
+        outcome = kill_once(proc, run_dir, mode, moment())
         if outcome is None:  # finished before the kill: start the interrupted run over
             restarts += 1
             if proc.returncode != 0 or restarts > 3:
@@ -128,27 +155,16 @@ def main():
             subprocess.run(["rm", "-rf", run_dir], check=True)
             rows.clear()
             continue
-        rows.append((len(rows) + 1, mode, outcome[0], ", ".join(outcome[1]) or "-", resumed))
-    proc, final_resumed = start(a.nmt, run_dir, config_file, log)
+        rows.append((len(rows) + 1, mode, outcome[0], ", ".join(outcome[1]) or "-", attempts))
+    proc, _ = start(a.nmt, run_dir, config_file, open(attempt_log(attempts + 1), "wb"))
     final_code = proc.wait()
 
-    notes = resume_notes(run_dir)
-    found = [n for n in notes if n.startswith("resume: found")]
-    discarded = [n for n in notes if n.startswith("resume: discarded")]
     print("| kill | mode | at (s) | being written | then resumed from | discarded by the resume |")
     print("| ---: | --- | ---: | --- | --- | --- |")
-    resumes = iter(zip(found, discarded))
-    for number, mode, at, files, _ in rows:
-        # The resume after kill k is the first resume after it (a kill before last.pt existed
-        # restarts the run anew: that shows as "new run").
-        nxt = rows[number][4] if number < len(rows) else final_resumed
-        if nxt:
-            f, d = next(resumes, ("?", "?"))
-            step = re.search(r"last\.pt \(step (\d+)\)", f)
-            what = "last.pt step " + (step.group(1) if step else "?")
-            gone = d.replace("resume: discarded ", "")
-        else:
-            what, gone = "new run (no last.pt yet)", "everything"
+    resumes = 0
+    for number, mode, at, files, attempt in rows:
+        what, gone = attempt_notes(attempt_log(attempt + 1))  # the attempt after the kill
+        resumes += what.startswith("last.pt")
         print("| %d | %s | %.2f | %s | %s | %s |" % (number, mode, at, files, what, gone))
 
     checks = []
@@ -191,7 +207,7 @@ def main():
     print()
     print("%d kills (%d while a file was being written), %d resumes; uninterrupted run %.1f s "
           "(%.1f s to the first step)" % (len(rows), sum(1 for r in rows if r[3] != "-"),
-                                         len(found), ref_seconds, startup))
+                                         resumes, ref_seconds, startup))
     print()
     print("| check | result | detail |")
     print("| --- | --- | --- |")

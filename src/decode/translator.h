@@ -76,7 +76,7 @@ class Translator {
   /// A check asked between decoding batches (e.g. nmt::interrupted): once it returns true,
   /// translate() returns at once and the lines not yet decoded come back `interrupted`.
   /// nullptr (the default): decode everything.
-  void set_stop(StopCheck stop) { stop_ = stop; }
+  void set_stop(StopCheck check) { stop_ = check; }
   StopCheck stop() const { return stop_; }
 
   const DecodeConfig& config() const { return config_; }

@@ -144,6 +144,12 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
   LoadedModel loaded{config_from_json(meta.at("config"), path.string()), nullptr,
                      Tokenizer::from_serialized(protos), state_from_json(meta.at("state"))};
   loaded.model = Seq2Seq(loaded.config.model);
+  // Module::load replaces each tensor with the stored one whatever its shape: compare them with
+  // the shapes the config gives, or a foreign checkpoint fails later, deep in a forward pass.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (const auto& item : loaded.model->named_parameters()) {
+    shapes.emplace_back(item.key(), item.value().sizes().vec());
+  }
   try {
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
@@ -151,6 +157,15 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
   } catch (const c10::Error& e) {
     throw Error(path.string() + ": model weights do not match its config (" +
                 e.what_without_backtrace() + ")");
+  }
+  const auto loaded_parameters = loaded.model->named_parameters();
+  for (const auto& [name, shape] : shapes) {
+    const auto now = loaded_parameters[name].sizes().vec();
+    if (now != shape) {
+      throw Error(path.string() + ": model weights do not match its config (" + name + " is " +
+                  c10::str(c10::IntArrayRef(now)) + ", the config gives " +
+                  c10::str(c10::IntArrayRef(shape)) + ")");
+    }
   }
   archive.try_read("rng_state", loaded.state.rng_state);
   loaded.model->to(device);
