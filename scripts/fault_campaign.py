@@ -104,8 +104,11 @@ def attempt_notes(path):
             elif line.startswith(("resume: discarded ", "new run: discarded ")):
                 discarded = line.split(": discarded ", 1)[1].strip()
     step = re.search(r"last\.pt \(step (\d+)\)", found)
-    return ("last.pt step " + step.group(1)) if step else "new run (no last.pt yet)", \
-        discarded or "nothing"
+    if step:
+        return "last.pt step " + step.group(1), discarded or "nothing"
+    if discarded:
+        return "new run (no last.pt yet)", discarded
+    return "(killed in start-up, before its report)", "-"
 
 
 def main():
