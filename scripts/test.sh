@@ -4,8 +4,12 @@
 #   2. a build with warnings as errors (-DNMT_WERROR=ON) into build/;
 #   3. the default test suite: every test but those labelled `slow`.
 # Run the slow ones too with: ctest --test-dir build -L slow --output-on-failure
+#   scripts/test.sh --sanitize   # then again under ASan + UBSan in build-asan (scripts/sanitize.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=0
+[[ ${1:-} == --sanitize ]] && sanitize=1
 "$root/scripts/check_format.sh"
 "$root/scripts/setup.sh" -- -DNMT_WERROR=ON
 ctest --test-dir "${BUILD_DIR:-$root/build}" -LE slow --output-on-failure -j"$(nproc)"
+if ((sanitize)); then "$root/scripts/sanitize.sh"; fi

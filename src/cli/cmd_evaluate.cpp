@@ -13,6 +13,7 @@
 #include "cli/decode_options.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "data/corpus.h"
 #include "decode/evaluation.h"
 
@@ -87,9 +88,8 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
   }
   std::printf(
       "decoding (%s, %s): %zu sentences in %.2f s = %.1f sentences/s, %.0f target tokens/s\n",
-      set.name.c_str(), describe_search(decode).c_str(),
-      report.hypotheses.size(), report.decode_seconds, report.sentences_per_second(),
-      report.tokens_per_second());
+      set.name.c_str(), describe_search(decode).c_str(), report.hypotheses.size(),
+      report.decode_seconds, report.sentences_per_second(), report.tokens_per_second());
 }
 
 /// One test set's scores as written by --json (read by scripts/results_table.py).
@@ -150,6 +150,8 @@ int run_evaluate(int argc, char** argv) {
   if (!parse(options, argc, argv, args)) return 0;
   check_hypotheses_options(args);
   auto session = open_decode_session(args, overrides_from_args(args));
+  install_interrupt_handlers();  // Ctrl-C / SIGTERM: keep the hypotheses so far, then stop
+  session.translator->set_stop(&interrupted);
   const Config& config = session.loaded.config;
   const std::vector<TestSet> sets = test_sets(args, config.data);
   const fs::path hyp_dir = args.count("hyp-dir") ? fs::path(args["hyp-dir"].as<std::string>())
@@ -169,11 +171,17 @@ int run_evaluate(int argc, char** argv) {
                 config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
     std::fflush(stdout);
     const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
+    const fs::path hyp_file = args.count("output")
+                                  ? fs::path(args["output"].as<std::string>())
+                                  : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
+    if (report.interrupted) {
+      write_lines(hyp_file, report.hypotheses);
+      std::cerr << "interrupted: " << set.name << " not scored; the first "
+                << report.hypotheses.size() << " of " << text.size()
+                << " hypotheses were written to " << hyp_file.string() << "\n";
+      return 130;
+    }
     print_report(report, set, session.translator->config());
-    const fs::path hyp_file =
-        args.count("output")
-            ? fs::path(args["output"].as<std::string>())
-            : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
     write_lines(hyp_file, report.hypotheses);
     std::cout << "hypotheses written to " << hyp_file.string() << "\n";
     results.push_back(score_record(report, set, session));

@@ -15,6 +15,7 @@
 #include "cli/common.h"
 #include "cli/decode_options.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "decode/attention_svg.h"
 #include "decode/translator.h"
 
@@ -54,27 +55,40 @@ bool input_ready(std::istream& in, int fd) {
   return ::poll(&poll_fd, 1, 0) > 0;
 }
 
+/// Lines that failed; `interrupted`: Ctrl-C/SIGTERM stopped the input early after `written`
+/// lines (--input only).
+struct StreamOutcome {
+  size_t failed = 0;
+  size_t written = 0;
+  bool interrupted = false;
+};
+
 /// Translates `in` line by line, batching the lines already available (up to kMaxChunkLines) so
 /// a pipe or file is decoded in batches while a line-at-a-time writer gets each answer at once.
-/// Returns the number of lines that failed.
-size_t translate_stream(Translator& translator, std::istream& in, int fd,
-                        const OutputFormat& format) {
-  size_t failed = 0, line_number = 1;
+/// When the translator's stop check fires, the lines translated so far (the first ones, in
+/// order) are written and nothing more is read.
+StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
+                               const OutputFormat& format) {
+  StreamOutcome outcome;
+  size_t line_number = 1;
   std::vector<std::string> chunk;
   std::string line;
-  while (std::getline(in, line)) {
+  while (!outcome.interrupted && std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     chunk.push_back(std::move(line));
     if (chunk.size() < kMaxChunkLines && input_ready(in, fd) && in.peek() != EOF) continue;
     for (const auto& result : translator.translate(chunk, line_number)) {
-      failed += result.ok() ? 0 : 1;
+      if (result.interrupted) break;
+      outcome.failed += result.ok() ? 0 : 1;
+      outcome.written += 1;
       write_result(result, format);
     }
     format.out->flush();
     line_number += chunk.size();
     chunk.clear();
+    outcome.interrupted = translator.stop() != nullptr && translator.stop()();
   }
-  return failed;
+  return outcome;
 }
 
 /// The interactive loop on a terminal: prompt, translate each line as entered.
@@ -113,6 +127,7 @@ void write_attention(Translator& translator, const std::string& source,
 /// Lines that failed, and the first input (for --attention).
 struct InputOutcome {
   size_t failed = 0;
+  std::optional<StreamOutcome> stream;  ///< --input: how far it got
   std::optional<std::string> first_input;
 };
 
@@ -131,7 +146,11 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
     const auto path = args["input"].as<std::string>();
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
-    outcome.failed = translate_stream(translator, in, -1, format);
+    install_interrupt_handlers();  // Ctrl-C / SIGTERM: write what is done, then stop
+    translator.set_stop(&interrupted);
+    outcome.stream = translate_stream(translator, in, -1, format);
+    outcome.failed = outcome.stream->failed;
+    if (outcome.stream->interrupted) return outcome;
     std::ifstream again(path, std::ios::binary);
     outcome.first_input.emplace();
     std::getline(again, *outcome.first_input);
@@ -139,7 +158,7 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
     outcome.failed = interactive(translator, format);
   } else {
     if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
-    outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format);
+    outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format).failed;
   }
   return outcome;
 }
@@ -173,7 +192,9 @@ int run_translate(int argc, char** argv) {
       "distinct samples only), or with --mbr N the expected sentence BLEU/chrF against the "
       "beam's N best (or all samples); missing hypotheses print as \"-inf<TAB>\").\n"
       "Lines that cannot be translated (invalid UTF-8) are reported on stderr with their line "
-      "number, give an empty output line, and make the exit status 1.\n\n"
+      "number, give an empty output line, and make the exit status 1.\n"
+      "Ctrl-C or SIGTERM during --input stops within a batch: the lines translated so far are "
+      "written, and the exit status is 130.\n\n"
       "  nmt translate --checkpoint checkpoints/multi30k_en_de \"A dog runs.\"\n"
       "  nmt translate --checkpoint run/best.pt --beam 5 < test.en > hyp.de\n");
   std::ios::sync_with_stdio(false);  // std::cin buffers itself, so in_avail() sees whole chunks
@@ -191,8 +212,14 @@ int run_translate(int argc, char** argv) {
     if (!*file_out) throw Error("cannot write --output " + path);
     format.out = file_out.get();
   }
-  const auto [failed, first_input] = translate_inputs(translator, args, format);
+  const auto [failed, stream, first_input] = translate_inputs(translator, args, format);
   format.out->flush();
+  if (stream && stream->interrupted) {
+    std::cerr << "interrupted: the first " << stream->written
+              << " line(s) were translated and written; the rest of "
+              << args["input"].as<std::string>() << " was not read\n";
+    return 130;
+  }
   if (args.count("attention") && first_input) write_attention(translator, *first_input, args);
   if (failed > 0) std::cerr << failed << " line(s) could not be translated (see above)\n";
   return failed > 0 ? 1 : 0;

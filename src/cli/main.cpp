@@ -1,5 +1,6 @@
 // nmt: the command line. Each subcommand lives in its own cmd_*.cpp and only turns arguments into
 // config structs for the library; errors surface here as one line and a non-zero exit.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -53,6 +54,9 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) then makes write() fail with EFBIG, which the writers report
+  // as an error naming the file, instead of killing the process mid-write with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   nmt::cli::tune_runtime(argv);
   try {
     return dispatch(argc, argv);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace nmt {
 namespace {
@@ -199,6 +200,10 @@ void DataConfig::validate() const {
 
 void TrainConfig::validate() const {
   if (name.empty()) throw Error("train.name is empty: give the run a name");
+  if (name.size() > 255) {  // it names a directory: longer names fail deep in the file system
+    throw Error("train.name is " + std::to_string(name.size()) +
+                " characters long: a run directory's name has at most 255");
+  }
   check_min("train.seed", seed, 0);
   if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
     throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
@@ -322,9 +327,9 @@ Config load_config(const std::filesystem::path& path) {
 }
 
 void save_config(const Config& config, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot write config file");
-  out << config_to_json(config).dump(2) << "\n";
+  // Durably: a run's config.json is rewritten at every (re)start, and a kill mid-write must not
+  // leave a run that cannot be resumed.
+  write_file_atomically(path, config_to_json(config).dump(2) + "\n", "config file");
 }
 
 std::string first_difference(const Config& a, const Config& b, const std::string& section) {

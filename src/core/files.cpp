@@ -1,6 +1,8 @@
 #include "core/files.h"
 
+#include <fcntl.h>
 #include <ftw.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +13,8 @@
 
 namespace nmt {
 namespace {
+
+namespace fs = std::filesystem;
 
 // The entry nftw's callback could not remove (nftw passes no user data to its callback).
 thread_local std::string failed_entry;
@@ -23,11 +27,23 @@ int remove_entry(const char* entry, const struct stat*, int, struct FTW*) {
   return -1;
 }
 
+/// Writes all of `bytes` to `fd` and fsyncs it; returns 0 or the errno of the failure.
+int write_and_sync(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : ENOSPC;
+    done += size_t(n);
+  }
+  return ::fsync(fd) == 0 ? 0 : errno;
+}
+
 }  // namespace
 
-void remove_tree(const std::filesystem::path& path) {
+void remove_tree(const fs::path& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return;
+  if (!fs::exists(fs::symlink_status(path, ec))) return;
   failed_entry.clear();
   failed_errno = 0;
   // Depth first (children before their directory), physical (links are removed, not followed).
@@ -36,6 +52,34 @@ void remove_tree(const std::filesystem::path& path) {
     const int code = failed_entry.empty() ? errno : failed_errno;
     throw Error(entry + ": cannot remove (" + std::strerror(code) + ")");
   }
+}
+
+void sync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void write_file_atomically(const fs::path& path, const std::string& bytes,
+                           const std::string& what) {
+  const fs::path tmp = path.string() + ".tmp";
+  const auto fail = [&](int code) {
+    ::unlink(tmp.c_str());
+    throw Error(tmp.string() + ": cannot write " + what + " (" + std::strerror(code) + "); " +
+                path.string() + " is unchanged");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int code = errno;
+    throw Error(tmp.string() + ": cannot write " + what + " (" + std::strerror(code) + "); " +
+                path.string() + " is unchanged");
+  }
+  const int code = write_and_sync(fd, bytes);
+  if (::close(fd) != 0 && code == 0) fail(errno);
+  if (code != 0) fail(code);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno);
+  sync_directory(path.parent_path());
 }
 
 }  // namespace nmt

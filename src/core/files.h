@@ -1,6 +1,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <string>
 
 namespace nmt {
 
@@ -9,5 +11,18 @@ namespace nmt {
 /// LibTorch 2.x wheels export an std::filesystem::remove_all of their own that crashes when
 /// the process binds to it. Throws nmt::Error naming the entry that could not be removed.
 void remove_tree(const std::filesystem::path& path);
+
+/// Replaces `path` with `bytes` durably: writes `<path>.tmp`, fsyncs it, renames it over `path`
+/// and fsyncs the directory, so after a crash or power loss `path` holds either its old content
+/// or all of the new (ext4 can otherwise publish a renamed but empty file). A failure (disk
+/// full, file too large, permission denied) is an nmt::Error naming the file and the reason;
+/// the temporary file is removed and `path` is left as it was. `what` names the content in the
+/// message ("checkpoint", "config file").
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes,
+                           const std::string& what);
+
+/// Flushes a directory's entries (a rename or unlink inside it) to disk; errors are ignored
+/// (some file systems cannot fsync directories).
+void sync_directory(const std::filesystem::path& dir);
 
 }  // namespace nmt

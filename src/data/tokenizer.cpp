@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/special_ids.h"
 
 namespace nmt {
@@ -90,9 +91,7 @@ std::string train_model(const DataConfig& data,
 }
 
 void write_file(const fs::path& file, const std::string& bytes) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw Error("cannot write '" + file.string() + "'");
+  write_file_atomically(file, bytes, "tokenizer model");
 }
 
 /// Rejects models whose special ids differ from core/special_ids.h (e.g. one trained elsewhere).

@@ -26,7 +26,7 @@ double batch_nll(Seq2Seq& model, const Batch& batch) {
 }  // namespace
 
 LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
-                              const at::Device& device) {
+                              const at::Device& device, StopCheck stop) {
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
   const auto limit = static_cast<size_t>(model->config().max_len - 1);  // + eos / bos
@@ -36,6 +36,7 @@ LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int
   }
   LossStats stats;
   for (const auto& indices : make_sorted_batches(examples, batch_tokens)) {
+    if (stop != nullptr && stop()) break;
     const Batch batch = collate(examples, indices).to(device);
     stats.loss_sum += batch_nll(model, batch);
     stats.tokens += batch.tgt_tokens;
@@ -59,13 +60,20 @@ EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& t
     examples.push_back({translator.tokenizer().encode_src(text.src[i]),
                         translator.tokenizer().encode_tgt(text.tgt[i])});
   }
-  report.loss = teacher_forced_loss(translator.model(), std::move(examples),
-                                    translator.config().batch_tokens, translator.device());
+  report.loss =
+      teacher_forced_loss(translator.model(), std::move(examples), translator.config().batch_tokens,
+                          translator.device(), translator.stop());
+  report.interrupted = translator.stop() != nullptr && translator.stop()();
+  if (report.interrupted) return report;
   const auto start = std::chrono::steady_clock::now();
   const auto results = translator.translate(text.src);
   report.decode_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& result : results) {
+    if (result.interrupted) {
+      report.interrupted = true;
+      return report;
+    }
     if (!result.ok()) throw Error(*result.error);
     report.hypotheses.push_back(result.best());
     if (!result.nbest.empty()) {

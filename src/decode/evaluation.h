@@ -27,8 +27,9 @@ struct LossStats {
 /// Plain cross-entropy (no label smoothing) of `examples` under teacher forcing, in length-sorted
 /// token-budget batches; only non-padding positions are projected to the vocabulary. Sides longer
 /// than the model's position table are cut to model.max_len - 1 tokens.
+/// `stop` (optional) is asked before each batch; once it says true the sums so far come back.
 LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
-                              const at::Device& device);
+                              const at::Device& device, StopCheck stop = nullptr);
 
 /// What `nmt evaluate` reports on one test set.
 struct EvaluationReport {
@@ -39,12 +40,16 @@ struct EvaluationReport {
   std::vector<std::string> hypotheses;  ///< best translation per source line, in order
   double decode_seconds = 0.0;          ///< wall-clock of translation only
   int64_t target_tokens = 0;            ///< pieces generated (eos excluded)
+  /// The translator's stop check fired: `hypotheses` holds the first lines only (those
+  /// translated before it, in order) and no scores were computed.
+  bool interrupted = false;
   double sentences_per_second() const;
   double tokens_per_second() const;
 };
 
 /// Scores `text` (sources and references) with the translator's model and decoding settings:
 /// teacher-forced loss, then translation and BLEU/chrF of the best hypotheses (sacreBLEU style).
+/// Stops early when the translator's stop check fires (see EvaluationReport::interrupted).
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
                                    bool lowercase = false);
 

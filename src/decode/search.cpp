@@ -179,7 +179,7 @@ at::Tensor collate_sources(const std::vector<std::vector<int64_t>>& sources,
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
-                                                const at::Device& device) {
+                                                const at::Device& device, StopCheck stop) {
   config.validate();
   const int64_t max_src = model->config().max_len - 1;
   std::vector<int64_t> lengths;
@@ -193,11 +193,12 @@ std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
   // Sampling decodes `sample` rows per source: the budget is shared between them.
-  const int64_t budget =
-      config.sample > 0 ? std::max<int64_t>(1, config.batch_tokens / config.sample)
-                        : config.batch_tokens;
+  const int64_t budget = config.sample > 0
+                             ? std::max<int64_t>(1, config.batch_tokens / config.sample)
+                             : config.batch_tokens;
   auto generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(config.seed));
   for (const auto& batch : decode_batches(lengths, budget)) {
+    if (stop != nullptr && stop()) break;
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
     if (config.sample > 0) {
       auto samples = sample_search(model, src, config, generator);

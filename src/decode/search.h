@@ -11,6 +11,9 @@
 
 namespace nmt {
 
+/// A check asked between batches of long work (e.g. nmt::interrupted); true: stop there.
+using StopCheck = bool (*)();
+
 // Search over the target vocabulary. Every function runs under NoGradGuard and switches the model
 // to eval() for its duration (restoring the previous mode), so it can be called from training.
 // Output lengths: a hypothesis holds at most max_output_length() tokens (eos excluded); one that
@@ -77,9 +80,11 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
 /// seeded with config.seed, and batches of at most batch_tokens / sample source tokens).
 /// A source longer than the model's position table (max_len - 1 tokens) is an nmt::Error: callers
 /// truncate (Translator does, with a warning).
+/// `stop` (optional) is asked before each batch; once it says true decoding ends there and the
+/// sources not yet decoded keep an empty hypothesis list (a decoded source always has one).
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
-                                                const at::Device& device);
+                                                const at::Device& device, StopCheck stop = nullptr);
 
 }  // namespace nmt

@@ -100,9 +100,13 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   if (sources.empty()) return results;
   DecodeConfig search = config_;
   if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
-  auto hypotheses = decode_all(model_, sources, search, device_);
+  auto hypotheses = decode_all(model_, sources, search, device_, stop_);
   for (size_t k = 0; k < positions.size(); ++k) {
     auto& nbest = results[positions[k]].nbest;
+    if (hypotheses[k].empty()) {  // decoding stopped before this line's batch
+      results[positions[k]].interrupted = true;
+      continue;
+    }
     if (config_.sample > 0) {
       nbest = select_from_samples(hypotheses[k]);
       continue;
@@ -142,7 +146,8 @@ std::vector<TranslatedText> Translator::select_from_samples(std::vector<Hypothes
     }
     auto& seen = distinct[it->second];
     counts[it->second] += 1.0;
-    if (draw.log_prob > seen.score) seen.score = draw.log_prob, seen.tokens = std::move(draw.tokens);
+    if (draw.log_prob > seen.score)
+      seen.score = draw.log_prob, seen.tokens = std::move(draw.tokens);
   }
   // Most probable first (ties: the earlier draw), counts kept alongside.
   std::vector<size_t> order(distinct.size());

@@ -29,6 +29,7 @@ struct TranslationResult {
   std::vector<TranslatedText> nbest;  ///< best first; one empty translation for an empty line
   std::optional<std::string> error;  ///< set when the line could not be translated (e.g. bad UTF-8)
   std::optional<std::string> warning;  ///< set when the line was translated with a caveat
+  bool interrupted = false;            ///< not translated: the stop check said so first (set_stop)
   bool ok() const { return !error.has_value(); }
   /// The best translation's text ("" when there is none).
   const std::string& best() const;
@@ -72,6 +73,12 @@ class Translator {
   /// Defaults to std::cerr.
   void set_log(std::ostream* log) { log_ = log; }
 
+  /// A check asked between decoding batches (e.g. nmt::interrupted): once it returns true,
+  /// translate() returns at once and the lines not yet decoded come back `interrupted`.
+  /// nullptr (the default): decode everything.
+  void set_stop(StopCheck check) { stop_ = check; }
+  StopCheck stop() const { return stop_; }
+
   const DecodeConfig& config() const { return config_; }
   Seq2Seq& model() { return model_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
@@ -100,6 +107,7 @@ class Translator {
   DecodeConfig config_;
   at::Device device_;
   std::ostream* log_;
+  StopCheck stop_ = nullptr;
 };
 
 }  // namespace nmt

@@ -1,17 +1,14 @@
 #include "train/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
 #include <torch/serialize.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace nmt {
 namespace {
@@ -40,7 +37,9 @@ json state_to_json(const TrainingState& s) {
           {"best_metric", std::isnan(s.best_metric) ? json(nullptr) : json(s.best_metric)},
           {"best_step", s.best_step},
           {"bad_validations", s.bad_validations},
-          {"train_seconds", s.train_seconds}};
+          {"train_seconds", s.train_seconds},
+          {"log_bytes", s.log_bytes},
+          {"metrics_bytes", s.metrics_bytes}};
 }
 
 TrainingState state_from_json(const json& j) {
@@ -52,16 +51,9 @@ TrainingState state_from_json(const json& j) {
   s.best_step = j.at("best_step");
   s.bad_validations = j.at("bad_validations");
   s.train_seconds = j.at("train_seconds");
+  s.log_bytes = j.value("log_bytes", int64_t(-1));  // absent before nmt 0.1 wrote them
+  s.metrics_bytes = j.value("metrics_bytes", int64_t(-1));
   return s;
-}
-
-/// Flushes a written file to disk so the rename that follows publishes complete data.
-void sync_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
 }
 
 /// Reads the metadata JSON and opens the archive, translating LibTorch errors.
@@ -112,25 +104,19 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
     archive.write("optimizer", optimizer_archive);
   }
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    // Our own stream: LibTorch 2.x aborts the process (an exception out of a destructor) when
-    // save_to(filename) cannot create the file.
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw Error(tmp.string() + ": cannot write checkpoint (" + std::strerror(errno) + ")");
-    }
-    try {
-      archive.save_to(out);
-    } catch (const c10::Error& e) {
-      throw Error(tmp.string() + ": cannot write checkpoint (" + e.what_without_backtrace() + ")");
-    }
-    out.close();
-    if (!out)
-      throw Error(tmp.string() + ": cannot write checkpoint (" + std::strerror(errno) + ")");
+  // Serialized into memory first, then written and fsynced by us: LibTorch's own file writer
+  // neither fsyncs nor reports a failed write cleanly (2.x aborts from a destructor).
+  std::string bytes;
+  try {
+    archive.save_to([&bytes](const void* data, size_t size) {
+      bytes.append(static_cast<const char*>(data), size);
+      return size;
+    });
+  } catch (const c10::Error& e) {
+    throw Error(path.string() + ": cannot serialize checkpoint (" + e.what_without_backtrace() +
+                ")");
   }
-  sync_file(tmp);
-  fs::rename(tmp, path);  // atomic on POSIX: readers see the old file or the new one
+  write_file_atomically(path, bytes, "checkpoint");
 }
 
 fs::path resolve_checkpoint(const fs::path& path) {
@@ -144,8 +130,9 @@ fs::path resolve_checkpoint(const fs::path& path) {
   return path;
 }
 
-LoadedModel load_checkpoint(const fs::path& path_or_dir, const at::Device& device) {
-  const fs::path path = resolve_checkpoint(path_or_dir);
+namespace {
+
+LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
   torch::serialize::InputArchive archive;
   const json meta = read_meta(archive, path);
   std::vector<std::string> protos;
@@ -157,6 +144,12 @@ LoadedModel load_checkpoint(const fs::path& path_or_dir, const at::Device& devic
   LoadedModel loaded{config_from_json(meta.at("config"), path.string()), nullptr,
                      Tokenizer::from_serialized(protos), state_from_json(meta.at("state"))};
   loaded.model = Seq2Seq(loaded.config.model);
+  // Module::load replaces each tensor with the stored one whatever its shape: compare them with
+  // the shapes the config gives, or a foreign checkpoint fails later, deep in a forward pass.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (const auto& item : loaded.model->named_parameters()) {
+    shapes.emplace_back(item.key(), item.value().sizes().vec());
+  }
   try {
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
@@ -165,10 +158,43 @@ LoadedModel load_checkpoint(const fs::path& path_or_dir, const at::Device& devic
     throw Error(path.string() + ": model weights do not match its config (" +
                 e.what_without_backtrace() + ")");
   }
+  const auto loaded_parameters = loaded.model->named_parameters();
+  for (const auto& [name, shape] : shapes) {
+    const auto now = loaded_parameters[name].sizes().vec();
+    if (now != shape) {
+      throw Error(path.string() + ": model weights do not match its config (" + name + " is " +
+                  c10::str(c10::IntArrayRef(now)) + ", the config gives " +
+                  c10::str(c10::IntArrayRef(shape)) + ")");
+    }
+  }
   archive.try_read("rng_state", loaded.state.rng_state);
   loaded.model->to(device);
   loaded.model->eval();
   return loaded;
+}
+
+}  // namespace
+
+LoadedModel load_checkpoint(const fs::path& path_or_dir, const at::Device& device) {
+  const fs::path path = resolve_checkpoint(path_or_dir);
+  // Whatever a damaged or foreign file makes LibTorch or the JSON reader throw becomes one
+  // error naming the file.
+  try {
+    return read_checkpoint(path, device);
+  } catch (const json::exception& e) {
+    throw Error(path.string() + ": damaged checkpoint metadata (" + e.what() + ")");
+  } catch (const c10::Error& e) {
+    throw Error(path.string() + ": damaged checkpoint (" + e.what_without_backtrace() + ")");
+  }
+}
+
+TrainingState read_checkpoint_state(const fs::path& path) {
+  torch::serialize::InputArchive archive;
+  try {
+    return state_from_json(read_meta(archive, path).at("state"));
+  } catch (const json::exception& e) {
+    throw Error(path.string() + ": damaged checkpoint metadata (" + e.what() + ")");
+  }
 }
 
 void load_optimizer_state(const fs::path& path, torch::optim::Optimizer& optimizer) {

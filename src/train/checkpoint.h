@@ -22,7 +22,11 @@ struct TrainingState {
   int64_t best_step = 0;                                          ///< step of the best validation
   int64_t bad_validations = 0;  ///< validations since the best (early stopping)
   double train_seconds = 0.0;   ///< training wall-clock so far (for train.max_minutes)
-  at::Tensor rng_state;         ///< CPU generator state (dropout), restored on resume
+  /// Sizes of the run's train.log and metrics.jsonl when the checkpoint was written (-1:
+  /// unknown, an older checkpoint): a resume cuts the logs back to them (train/resume.h).
+  int64_t log_bytes = -1;
+  int64_t metrics_bytes = -1;
+  at::Tensor rng_state;  ///< CPU generator state (dropout), restored on resume
 };
 
 /// A model ready to use, with everything it came with.
@@ -34,8 +38,9 @@ struct LoadedModel {
 };
 
 /// Writes model weights, optimizer state (if given), training state, the config (JSON) and the
-/// tokenizer model(s) into one file. Atomic: written to `<path>.tmp` then renamed, so a crash
-/// never leaves a broken file at `path`.
+/// tokenizer model(s) into one file. Durable and atomic (core/files.h write_file_atomically):
+/// `<path>.tmp`, fsync, rename, fsync of the directory, so a crash or power loss never leaves a
+/// broken file at `path`; a failed write is an nmt::Error naming the file, `path` unchanged.
 void save_checkpoint(const std::filesystem::path& path, const Config& config, Seq2Seq& model,
                      const Tokenizer& tokenizer, const TrainingState& state,
                      torch::optim::Optimizer* optimizer = nullptr);
@@ -47,6 +52,10 @@ std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
 /// Loads a checkpoint (file or run directory) onto `device`. Corrupt or foreign files are an
 /// nmt::Error naming the file. The model is left in eval() mode.
 LoadedModel load_checkpoint(const std::filesystem::path& path, const at::Device& device);
+
+/// The training state recorded in a checkpoint file (its metadata only; no model is built).
+/// Corrupt or foreign files are an nmt::Error naming the file.
+TrainingState read_checkpoint_state(const std::filesystem::path& path);
 
 /// Restores the optimizer state saved with a checkpoint.
 void load_optimizer_state(const std::filesystem::path& path, torch::optim::Optimizer& optimizer);

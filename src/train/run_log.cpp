@@ -21,8 +21,10 @@ std::string timestamp() {
 }  // namespace
 
 RunLog::RunLog(const std::filesystem::path& run_dir, std::ostream& console)
-    : log_(run_dir / "train.log", std::ios::app),
-      metrics_(run_dir / "metrics.jsonl", std::ios::app),
+    : log_path_(run_dir / "train.log"),
+      metrics_path_(run_dir / "metrics.jsonl"),
+      log_(log_path_, std::ios::app),
+      metrics_(metrics_path_, std::ios::app),
       console_(console) {
   if (!log_ || !metrics_) {
     throw Error((run_dir / "train.log").string() + ": cannot open the run's log files for writing");
@@ -32,6 +34,18 @@ RunLog::RunLog(const std::filesystem::path& run_dir, std::ostream& console)
 void RunLog::line(const std::string& text, bool console) {
   if (console) console_ << text << std::endl;
   log_ << timestamp() << "  " << text << std::endl;
+}
+
+int64_t RunLog::log_bytes() const {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(log_path_, ec);
+  return ec ? 0 : int64_t(size);
+}
+
+int64_t RunLog::metrics_bytes() const {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(metrics_path_, ec);
+  return ec ? 0 : int64_t(size);
 }
 
 void RunLog::metrics(const nlohmann::json& record) { metrics_ << record.dump() << std::endl; }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -11,7 +12,8 @@ namespace nmt {
 
 /// The records a run leaves behind: `metrics.jsonl` (one JSON object per log interval and per
 /// validation; scripts/plot_metrics.py reads it) and `train.log` (the human-readable lines,
-/// also echoed to the console). Both are appended to, so a resumed run continues them.
+/// also echoed to the console). Both are appended to, so a resumed run continues them (after
+/// tidy_run_dir has cut them back to its checkpoint).
 class RunLog {
  public:
   RunLog(const std::filesystem::path& run_dir, std::ostream& console);
@@ -21,10 +23,15 @@ class RunLog {
   void line(const std::string& text, bool console = true);
   /// A metrics record; `record["kind"]` says which (train / valid).
   void metrics(const nlohmann::json& record);
+  /// Current sizes of train.log and metrics.jsonl in bytes (everything written is flushed).
+  int64_t log_bytes() const;
+  int64_t metrics_bytes() const;
   /// The console stream (progress bars draw there).
   std::ostream& console() { return console_; }
 
  private:
+  std::filesystem::path log_path_;
+  std::filesystem::path metrics_path_;
   std::ofstream log_;
   std::ofstream metrics_;
   std::ostream& console_;

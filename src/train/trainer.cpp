@@ -9,7 +9,9 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/precision.h"
+#include "core/run_lock.h"
 #include "train/optimizer.h"
+#include "train/resume.h"
 #include "train/trainer_internal.h"
 
 namespace nmt {
@@ -55,15 +57,23 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
       run_dir_(config_.train.resolved_run_dir()),
       device_(resolve_device(config_.train.device)),
       window_(std::make_unique<Window>()) {
-  if (!resume && fs::exists(run_dir_ / "last.pt")) {
-    throw Error(run_dir_.string() + " already holds a run (last.pt): continue it with --resume " +
-                "or choose another train.run_dir / train.name");
-  }
-  if (resume && !fs::exists(run_dir_ / "last.pt")) {
+  const fs::path last = run_dir_ / "last.pt";
+  if (resume && !fs::exists(last)) {
     throw Error(run_dir_.string() + ": nothing to resume (no last.pt)");
   }
   fs::create_directories(run_dir_);
+  lock_ = std::make_unique<RunDirLock>(run_dir_);  // one writer per run directory
+  if (!resume && fs::exists(last)) {
+    throw Error(run_dir_.string() + " already holds a run (last.pt): continue it with --resume " +
+                "or choose another train.run_dir / train.name");
+  }
+  TrainingState recorded;  // a new run: nothing of an earlier attempt is kept
+  recorded.step = -1;
+  recorded.log_bytes = recorded.metrics_bytes = 0;
+  if (resume) recorded = read_checkpoint_state(last);
+  const RunDirReport tidied = tidy_run_dir(run_dir_, recorded);
   log_ = std::make_unique<RunLog>(run_dir_, console);
+  if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
   if (device_.is_cpu()) configure_threads(config_.train.threads);
   torch::manual_seed(uint64_t(config_.train.seed));
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
@@ -74,7 +84,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
     // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
     const bool fp32 = resolve_precision(config_.train.precision, device_) == Precision::kFp32;
     const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
-                                                          : config_.train.cpu_workers;
+                                                           : config_.train.cpu_workers;
     if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, config_.train.threads);
   }
   train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
@@ -85,11 +95,15 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
     monitors_.emplace_back(split, load_split(config_.data, split, *tokenizer_));
   }
   set_up_model(resume);
+  if (tidied.rewrite_best) {  // killed between last.pt and best.pt: last.pt's weights are the best
+    save(run_dir_ / "best.pt", /*with_optimizer=*/false);
+    log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
+  }
+  if (resume && config_.train.keep_checkpoints > 0) rotate_step_checkpoints();
   save_config(config_, run_dir_ / "config.json");
   log_->line(describe_device(device_) +
              (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
-             ", precision " +
-             describe_precision(config_.train.precision, device_) + ", " +
+             ", precision " + describe_precision(config_.train.precision, device_) + ", " +
              std::to_string(count_parameters(*model_)) + " parameters");
 }
 
@@ -119,7 +133,23 @@ void Trainer::set_up_model(bool resume) {
              std::to_string(state_.epoch + 1) + ", batch " + std::to_string(state_.batch_in_epoch));
 }
 
+void Trainer::log_tidy_report(const RunDirReport& report, const TrainingState* last) {
+  const auto join = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+    return text.empty() ? std::string("nothing") : text;
+  };
+  if (last != nullptr) {
+    log_->line("resume: found last.pt (step " + std::to_string(last->step) + ")" +
+               (report.found.empty() ? "" : ", " + join(report.found)));
+  }
+  log_->line(std::string(last ? "resume" : "new run") + ": discarded " + join(report.discarded));
+}
+
 void Trainer::save(const fs::path& path, bool with_optimizer) {
+  // The logs' sizes now: a resume from this checkpoint cuts them back to these (train/resume.h).
+  state_.log_bytes = log_->log_bytes();
+  state_.metrics_bytes = log_->metrics_bytes();
   {
     auto generator = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(generator.mutex());

@@ -9,11 +9,13 @@
 #include <torch/optim/optimizer.h>
 
 #include "core/config.h"
+#include "core/run_lock.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
+#include "train/resume.h"
 #include "train/run_log.h"
 #include "train/validation.h"
 
@@ -61,6 +63,10 @@ class Trainer {
   /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
   void run_validation(TrainSummary& summary, bool final = false);
   void save(const std::filesystem::path& path, bool with_optimizer);
+  /// After a validation: step_<step>.pt (if kept), last.pt, best.pt (if `best`), then rotation.
+  void save_validation_checkpoints(bool best, bool final);
+  /// Logs what tidy_run_dir found and discarded (`last`: the resumed state; null: a new run).
+  void log_tidy_report(const RunDirReport& report, const TrainingState* last);
   /// Keeps the newest train.keep_checkpoints step checkpoints; first removes those fewer than
   /// `replace_within` steps older than the current step (0: none).
   void rotate_step_checkpoints(int64_t replace_within = 0);
@@ -69,6 +75,7 @@ class Trainer {
 
   Config config_;
   std::filesystem::path run_dir_;
+  std::unique_ptr<RunDirLock> lock_;  ///< held while this Trainer may write into run_dir_
   at::Device device_;
   std::unique_ptr<RunLog> log_;
   std::optional<Tokenizer> tokenizer_;

@@ -47,8 +47,9 @@ LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& confi
   {
     AutocastGuard autocast(config.precision, device);
     const auto hidden = model->forward_hidden(twice(batch.src), twice(batch.tgt_in));
-    const auto flat = twice(batch.tgt_out).reshape(-1);    // [b * tgt_len] (twice with R-Drop)
-    const auto keep = flat.ne(kPadId).nonzero().squeeze(1);  // [tokens]: first copy's, then second's
+    const auto flat = twice(batch.tgt_out).reshape(-1);  // [b * tgt_len] (twice with R-Drop)
+    const auto keep =
+        flat.ne(kPadId).nonzero().squeeze(1);  // [tokens]: first copy's, then second's
     const auto selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
     logits = model->decoder->project(selected);  // [tokens, vocab]
     targets = flat.index_select(0, keep);        // [tokens]
@@ -89,10 +90,11 @@ TrainSummary Trainer::run(bool final_validation) {
       window_->run_tokens > 0) {
     run_validation(summary, /*final=*/true);
   }
-  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
   summary.steps = state_.step;
   summary.epochs_done = state_.epoch;
   summary.best_metric = state_.best_metric;
+  // The closing lines go to the log before last.pt is written, so that they lie within the log
+  // size last.pt records and a resume keeps them (train/resume.h).
   if (window_->run_seconds > 0) {
     summary.tokens_per_second = double(window_->run_tokens) / window_->run_seconds;
     summary.flops_per_second = window_->run_flops / window_->run_seconds;
@@ -109,6 +111,7 @@ TrainSummary Trainer::run(bool final_validation) {
                " at step " + std::to_string(state_.best_step) + "; checkpoints in " +
                run_dir_.string());
   }
+  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
   return summary;
 }
 
@@ -182,8 +185,9 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
       tokens += b.tgt_tokens;
       // R-Drop runs each batch twice: twice the model work for the same target tokens.
       const int64_t copies = config_.train.rdrop_alpha > 0.0 ? 2 : 1;
-      window_->run_flops += training_flops(config_.model, {copies * b.size(), b.src.size(1),
-                                                           b.tgt_in.size(1), copies * b.tgt_tokens});
+      window_->run_flops += training_flops(
+          config_.model,
+          {copies * b.size(), b.src.size(1), b.tgt_in.size(1), copies * b.tgt_tokens});
     }
   }
   window_->run_tokens += tokens;
@@ -331,14 +335,24 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
     state_.best_metric = metric;
     state_.best_step = state_.step;
     state_.bad_validations = 0;
-    save(run_dir_ / "best.pt", /*with_optimizer=*/false);
   } else if (++state_.bad_validations >= config_.train.patience && config_.train.patience > 0) {
     stop_ = true;
     summary.stop_reason = "early stopping: no " + std::string(choice_name(config_.train.metric)) + " improvement in " +
                           std::to_string(config_.train.patience) + " validations";
   }
-  if (config_.train.keep_checkpoints > 0) {
-    save(run_dir_ / ("step_" + std::to_string(state_.step) + ".pt"), false);
+  save_validation_checkpoints(best, final);
+}
+
+void Trainer::save_validation_checkpoints(bool best, bool final) {
+  // Order matters for a kill between two writes (docs/fault_tolerance.md): last.pt is the commit
+  // point. A step_N.pt written before it is beyond last.pt and discarded by a resume; a best.pt
+  // not yet written after it is rewritten by the resume from last.pt's weights (the same); the
+  // old step checkpoints are removed only once both are in place.
+  const bool keep = config_.train.keep_checkpoints > 0;
+  if (keep) save(run_dir_ / ("step_" + std::to_string(state_.step) + ".pt"), false);
+  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
+  if (best) save(run_dir_ / "best.pt", /*with_optimizer=*/false);
+  if (keep) {
     // A limit can land a few steps after a validation (an epoch's end, then one more step):
     // the final weights then replace that checkpoint, so averaging the last N step checkpoints
     // does not count nearly the same weights twice. "A few": under a tenth of the interval.
@@ -348,7 +362,6 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
             : (window_->epoch_batches + config_.train.accum_steps - 1) / config_.train.accum_steps;
     rotate_step_checkpoints(final ? interval / 10 : 0);
   }
-  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
 }
 
 }  // namespace nmt
