@@ -24,14 +24,15 @@ void add_decode_options(cxxopts::Options& options) {
       "nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")(
       "length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")(
       "max-len", "output limit: source length + N pieces (decode.max_len_offset)",
-      cxxopts::value<int64_t>(), "N")("batch-tokens", "source-token budget per decoding batch",
-                                      cxxopts::value<int64_t>(), "N")(
-      "mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
-      cxxopts::value<int64_t>(), "N")("mbr-metric", "MBR utility: bleu | chrf (sentence-level)",
-                                      cxxopts::value<std::string>(), "M")(
-      "sample", "draw N translations per input by epsilon sampling instead of beam search "
-      "(with --mbr M: MBR over the M most probable, against all N draws)",
-      cxxopts::value<int64_t>(), "N")(
+      cxxopts::value<int64_t>(),
+      "N")("batch-tokens", "source-token budget per decoding batch", cxxopts::value<int64_t>(),
+           "N")("mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
+                cxxopts::value<int64_t>(), "N")(
+      "mbr-metric", "MBR utility: bleu | chrf (sentence-level)", cxxopts::value<std::string>(),
+      "M")("sample",
+           "draw N translations per input by epsilon sampling instead of beam search "
+           "(with --mbr M: MBR over the M most probable, against all N draws)",
+           cxxopts::value<int64_t>(), "N")(
       "epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
       cxxopts::value<double>(), "E")("seed", "sampling seed", cxxopts::value<int64_t>(), "S");
 }
@@ -50,7 +51,8 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
     if (!args.count("beam") && base.sample == 0 && base.beam < base.mbr) base.beam = base.mbr;
   }
   if (args.count("mbr-metric")) {
-    base.mbr_metric = require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
+    base.mbr_metric =
+        require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
   }
   if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
   if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
@@ -71,7 +73,8 @@ std::string describe_search(const DecodeConfig& decode) {
   }
   std::string description = text;
   if (decode.mbr > 0) {
-    description += ", MBR " + std::string(choice_name(decode.mbr_metric)) + " over " + std::to_string(decode.mbr);
+    description += ", MBR " + std::string(choice_name(decode.mbr_metric)) + " over " +
+                   std::to_string(decode.mbr);
   }
   return description;
 }
@@ -85,7 +88,8 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   apply_overrides(session.loaded.config, overrides);
   configure_threads(args.count("threads") ? args["threads"].as<int64_t>()
                                           : session.loaded.config.train.threads);
-  const auto precision = require_choice<Precision>("--precision", args["precision"].as<std::string>());
+  const auto precision =
+      require_choice<Precision>("--precision", args["precision"].as<std::string>());
   session.autocast = std::make_unique<AutocastGuard>(precision, device);
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);
   session.translator =

@@ -42,7 +42,8 @@ void tune_for_training(const Config& config) {
   const char* chosen = std::getenv(kChosenPolicy);
   if (chosen == nullptr || std::strcmp(chosen, "passive") != 0 || original_args.empty()) return;
   const at::Device device = resolve_device(config.train.device);
-  if (!device.is_cpu() || resolve_precision(config.train.precision, device) != Precision::kBf16) return;
+  if (!device.is_cpu() || resolve_precision(config.train.precision, device) != Precision::kBf16)
+    return;
   setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
   setenv(kChosenPolicy, "active", 1);  // once only
   std::vector<char*> argv;

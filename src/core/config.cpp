@@ -53,8 +53,8 @@ void assign(T& field, const json& value, const std::string& where) {
     }
   } else if constexpr (std::is_enum_v<T>) {
     if (!value.is_string()) {
-      throw Error(where + ": expected one of " + choice_list<T>() + ", got " +
-                  type_name_of(value) + " " + value.dump());
+      throw Error(where + ": expected one of " + choice_list<T>() + ", got " + type_name_of(value) +
+                  " " + value.dump());
     }
     field = require_choice<T>(where + " =", value.get<std::string>());
   } else if constexpr (std::is_floating_point_v<T>) {

@@ -18,15 +18,15 @@ namespace nmt {
 // Option values: enums parsed once where the config is read (core/choice.h), spelled in JSON as
 // the names listed after each.
 
-enum class Activation { kRelu, kGelu };                              ///< relu | gelu
-enum class Norm { kPost, kPre };                                     ///< post | pre
-enum class Positions { kLearned, kSinusoidal };                      ///< learned | sinusoidal
-enum class VocabType { kUnigram, kBpe };                             ///< unigram | bpe
-enum class Precision { kAuto, kFp32, kBf16 };                        ///< auto | fp32 | bf16
-enum class DecayOn { kAll, kMatrices, kLinear };                     ///< all | matrices | linear
+enum class Activation { kRelu, kGelu };                             ///< relu | gelu
+enum class Norm { kPost, kPre };                                    ///< post | pre
+enum class Positions { kLearned, kSinusoidal };                     ///< learned | sinusoidal
+enum class VocabType { kUnigram, kBpe };                            ///< unigram | bpe
+enum class Precision { kAuto, kFp32, kBf16 };                       ///< auto | fp32 | bf16
+enum class DecayOn { kAll, kMatrices, kLinear };                    ///< all | matrices | linear
 enum class Schedule { kInverseSqrt, kConstant, kLinear, kCosine };  ///< inverse_sqrt | ...
-enum class Metric { kBleu, kLoss };                                  ///< bleu | loss
-enum class MbrMetric { kBleu, kChrf };                               ///< bleu | chrf
+enum class Metric { kBleu, kLoss };                                 ///< bleu | loss
+enum class MbrMetric { kBleu, kChrf };                              ///< bleu | chrf
 
 template <>
 struct ChoiceNames<Activation> {
@@ -79,13 +79,13 @@ struct ChoiceNames<MbrMetric> {
 
 /// Transformer shape and regularisation (Vaswani et al. 2017, "Attention Is All You Need").
 struct ModelConfig {
-  int64_t d_model = 256;              ///< residual stream width
-  int64_t n_heads = 4;                ///< attention heads; must divide d_model
-  int64_t encoder_layers = 3;         ///< encoder layers
-  int64_t decoder_layers = 3;         ///< decoder layers
-  int64_t d_ff = 1024;                ///< inner width of the position-wise feed-forward block
-  double dropout = 0.1;               ///< dropout on embeddings, sublayer outputs and FFN hidden
-  double attention_dropout = 0.1;     ///< dropout on attention weights
+  int64_t d_model = 256;           ///< residual stream width
+  int64_t n_heads = 4;             ///< attention heads; must divide d_model
+  int64_t encoder_layers = 3;      ///< encoder layers
+  int64_t decoder_layers = 3;      ///< decoder layers
+  int64_t d_ff = 1024;             ///< inner width of the position-wise feed-forward block
+  double dropout = 0.1;            ///< dropout on embeddings, sublayer outputs and FFN hidden
+  double attention_dropout = 0.1;  ///< dropout on attention weights
   /// Word dropout (Gal & Ghahramani 2016; Sennrich & Zhang 2019): the probability that a whole
   /// token's embedding, source or target side, is zeroed (kept ones scaled by 1/(1-p)); 0 = off
   double word_dropout = 0.0;
@@ -114,19 +114,19 @@ struct ModelConfig {
 
 /// Corpus location, languages, subword model and batching.
 struct DataConfig {
-  std::string dir = "data/multi30k";   ///< folder with <split>.<lang>[.gz] files
-  std::string src_lang = "en";         ///< source language (en, de, fr, cs)
-  std::string tgt_lang = "de";         ///< target language; swap the two for the other direction
-  std::string train_split = "train";   ///< split the model and tokenizer are trained on
-  std::string valid_split = "val";     ///< split used for validation
-  int64_t vocab_size = 8000;           ///< SentencePiece vocabulary size (per model)
+  std::string dir = "data/multi30k";  ///< folder with <split>.<lang>[.gz] files
+  std::string src_lang = "en";        ///< source language (en, de, fr, cs)
+  std::string tgt_lang = "de";        ///< target language; swap the two for the other direction
+  std::string train_split = "train";  ///< split the model and tokenizer are trained on
+  std::string valid_split = "val";    ///< split used for validation
+  int64_t vocab_size = 8000;          ///< SentencePiece vocabulary size (per model)
   VocabType vocab_type = VocabType::kUnigram;  ///< unigram | bpe
-  bool joint_vocab = true;             ///< one SentencePiece model for both languages
-  double character_coverage = 1.0;     ///< SentencePiece character coverage
-  int64_t max_len = 100;               ///< pairs with a side longer than this (pieces) are dropped
-  int64_t batch_tokens = 4096;         ///< token budget per batch, padding included, per side
-  int64_t pool_batches = 100;          ///< length-sort pools of this many batches
-  int64_t seed = 1;                    ///< seed of the batch order (mixed with the epoch number)
+  bool joint_vocab = true;                     ///< one SentencePiece model for both languages
+  double character_coverage = 1.0;             ///< SentencePiece character coverage
+  int64_t max_len = 100;        ///< pairs with a side longer than this (pieces) are dropped
+  int64_t batch_tokens = 4096;  ///< token budget per batch, padding included, per side
+  int64_t pool_batches = 100;   ///< length-sort pools of this many batches
+  int64_t seed = 1;             ///< seed of the batch order (mixed with the epoch number)
   /// Subword regularization of the training split: every epoch re-segments each sentence by
   /// sampling (Kudo 2018) instead of taking the best segmentation. Unigram: the sampling
   /// distribution's sharpness α (0 = off; 0.1-0.5 typical); bpe: BPE-dropout's merge dropout
@@ -161,38 +161,39 @@ struct TrainConfig {
   /// fp32 | bf16 (autocast; residual stream and loss stay fp32) | auto (bf16 on a CPU with
   /// AVX512-BF16, fp32 on other CPUs and on CUDA: core/precision.h)
   Precision precision = Precision::kFp32;
-  double lr = 5e-4;                       ///< peak learning rate
-  double adam_beta1 = 0.9;                ///< Adam β1
-  double adam_beta2 = 0.98;               ///< Adam β2 (the paper, §5.3)
-  double adam_eps = 1e-9;                 ///< Adam ε
-  double weight_decay = 0.0;              ///< decoupled weight decay (AdamW); 0 = plain Adam
+  double lr = 5e-4;           ///< peak learning rate
+  double adam_beta1 = 0.9;    ///< Adam β1
+  double adam_beta2 = 0.98;   ///< Adam β2 (the paper, §5.3)
+  double adam_eps = 1e-9;     ///< Adam ε
+  double weight_decay = 0.0;  ///< decoupled weight decay (AdamW); 0 = plain Adam
   /// Which parameters weight_decay applies to: all | matrices (every parameter with 2+
   /// dimensions: linear weights and embeddings; biases and layer-norm gains are exempt) |
   /// linear (linear layers' weights only: embeddings, and so a tied output layer, are exempt too)
   DecayOn weight_decay_on = DecayOn::kAll;
-  Schedule schedule = Schedule::kInverseSqrt;  ///< inverse_sqrt | constant | linear | cosine (last two
-                                          ///< decay to 0 at the run's step/time/epoch limit)
-  int64_t warmup_steps = 4000;            ///< linear warmup steps (every schedule)
-  double label_smoothing = 0.1;           ///< label smoothing ε (§5.4)
+  Schedule schedule =
+      Schedule::kInverseSqrt;    ///< inverse_sqrt | constant | linear | cosine (last two
+                                 ///< decay to 0 at the run's step/time/epoch limit)
+  int64_t warmup_steps = 4000;   ///< linear warmup steps (every schedule)
+  double label_smoothing = 0.1;  ///< label smoothing ε (§5.4)
   /// R-Drop (Liang et al. 2021): > 0 runs every batch through the model twice (two dropout
   /// masks) and adds this times the symmetric KL divergence between the two output
   /// distributions to the two copies' cross-entropy; 0 = off. Each step costs about twice.
   double rdrop_alpha = 0.0;
-  double clip_norm = 1.0;                 ///< gradient clipping by global norm; 0 = off
-  int64_t accum_steps = 1;                ///< batches accumulated per optimizer step
-  int64_t max_epochs = 20;                ///< stop after this many epochs; 0 = no limit
-  int64_t max_steps = 0;                  ///< stop after this many optimizer steps; 0 = no limit
-  double max_minutes = 0.0;               ///< stop after this much training time; 0 = no limit
-  int64_t log_every = 50;                 ///< steps between log lines / metrics records
-  int64_t validate_every = 0;             ///< validate every N steps; 0 = at every epoch's end
-  bool validate_at_start = false;         ///< validate once before the first step
-  bool valid_bleu = true;                 ///< decode the validation set greedily for BLEU
+  double clip_norm = 1.0;          ///< gradient clipping by global norm; 0 = off
+  int64_t accum_steps = 1;         ///< batches accumulated per optimizer step
+  int64_t max_epochs = 20;         ///< stop after this many epochs; 0 = no limit
+  int64_t max_steps = 0;           ///< stop after this many optimizer steps; 0 = no limit
+  double max_minutes = 0.0;        ///< stop after this much training time; 0 = no limit
+  int64_t log_every = 50;          ///< steps between log lines / metrics records
+  int64_t validate_every = 0;      ///< validate every N steps; 0 = at every epoch's end
+  bool validate_at_start = false;  ///< validate once before the first step
+  bool valid_bleu = true;          ///< decode the validation set greedily for BLEU
   /// Validation's output limit: source length + this (an untrained model babbles to the limit,
   /// so decode.max_len_offset would make early validations many times slower).
   int64_t valid_max_len_offset = 16;
   Metric metric = Metric::kBleu;  ///< early stopping / best checkpoint metric: bleu | loss
-  int64_t patience = 0;          ///< validations without improvement before stopping; 0 = off
-  int64_t keep_checkpoints = 5;  ///< step checkpoints kept for averaging (besides last and best)
+  int64_t patience = 0;           ///< validations without improvement before stopping; 0 = off
+  int64_t keep_checkpoints = 5;   ///< step checkpoints kept for averaging (besides last and best)
   /// Extra splits of data.dir (e.g. test_2016_flickr) whose greedy BLEU/chrF are logged at every
   /// validation, to see how fast a run gets somewhere; never used to pick checkpoints or stop.
   std::vector<std::string> monitor_splits;

@@ -48,8 +48,8 @@ NMT_VECTOR_CLONES float row_sum_exp(const float* x, int64_t n, float shift) {
 }
 
 /// out = scale·exp(x - lse) - offset (in place allowed).
-NMT_VECTOR_CLONES void row_gradient(const float* x, int64_t n, float lse, float scale,
-                                    float offset, float* out) {
+NMT_VECTOR_CLONES void row_gradient(const float* x, int64_t n, float lse, float scale, float offset,
+                                    float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = scale * exp_nonpositive(x[i] - lse) - offset;
 }
 
@@ -77,9 +77,9 @@ NMT_VECTOR_CLONES void row_pair_kl(const float* x, const float* y, int64_t n, fl
 }
 
 /// The two rows' gradients times g (kernels.h's formula).
-NMT_VECTOR_CLONES void row_pair_kl_gradient(const float* x, const float* y, int64_t n,
-                                            float lse_x, float lse_y, float kl_pq, float kl_qp,
-                                            float g, float* grad_x, float* grad_y) {
+NMT_VECTOR_CLONES void row_pair_kl_gradient(const float* x, const float* y, int64_t n, float lse_x,
+                                            float lse_y, float kl_pq, float kl_qp, float g,
+                                            float* grad_x, float* grad_y) {
   for (int64_t i = 0; i < n; ++i) {
     const float a = x[i] - lse_x, b = y[i] - lse_y;
     const float p = exp_nonpositive(a), q = exp_nonpositive(b);
@@ -232,9 +232,8 @@ CrossEntropyRows cross_entropy_rows(const at::Tensor& logits, const at::Tensor& 
   TORCH_CHECK(logits.is_contiguous() && targets.is_contiguous(), "contiguous inputs expected");
   TORCH_CHECK(targets.min().item<int64_t>() >= 0 && targets.max().item<int64_t>() < logits.size(1),
               "targets must be in [0, ", logits.size(1), ")");
-  return dispatch(logits, [&](auto t) {
-    return cross_entropy_rows_of<decltype(t)>(logits, targets);
-  });
+  return dispatch(logits,
+                  [&](auto t) { return cross_entropy_rows_of<decltype(t)>(logits, targets); });
 }
 
 at::Tensor cross_entropy_gradient(const at::Tensor& logits, const at::Tensor& targets,
@@ -251,9 +250,8 @@ SymmetricKlRows symmetric_kl_rows(const at::Tensor& logits) {
 
 at::Tensor symmetric_kl_gradient(const at::Tensor& logits, const SymmetricKlRows& rows,
                                  float scale) {
-  return dispatch(logits, [&](auto t) {
-    return symmetric_kl_gradient_of<decltype(t)>(logits, rows, scale);
-  });
+  return dispatch(
+      logits, [&](auto t) { return symmetric_kl_gradient_of<decltype(t)>(logits, rows, scale); });
 }
 
 }  // namespace nmt::cpu

@@ -83,9 +83,10 @@ std::string train_model(const DataConfig& data,
   const auto status =
       sentencepiece::SentencePieceTrainer::Train(trainer_args(data), &iterator, &proto);
   if (!status.ok()) {
-    throw Error(
-        "training the " + what + " SentencePiece model (data.vocab_type=" + choice_name(data.vocab_type) +
-        ", data.vocab_size=" + std::to_string(data.vocab_size) + ") failed: " + status.ToString());
+    throw Error("training the " + what +
+                " SentencePiece model (data.vocab_type=" + choice_name(data.vocab_type) +
+                ", data.vocab_size=" + std::to_string(data.vocab_size) +
+                ") failed: " + status.ToString());
   }
   return proto;
 }

@@ -10,8 +10,7 @@
 namespace nmt {
 
 std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
-                                           const std::vector<double>& log_probs,
-                                           MbrMetric metric) {
+                                           const std::vector<double>& log_probs, MbrMetric metric) {
   if (candidates.size() != log_probs.size()) {
     throw Error("MBR: " + std::to_string(candidates.size()) + " candidates but " +
                 std::to_string(log_probs.size()) + " log-probabilities");
@@ -29,8 +28,7 @@ std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candi
 
 std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
                                            const std::vector<std::string>& references,
-                                           const std::vector<double>& weights,
-                                           MbrMetric metric) {
+                                           const std::vector<double>& weights, MbrMetric metric) {
   if (references.size() != weights.size()) {
     throw Error("MBR: " + std::to_string(references.size()) + " pseudo-references but " +
                 std::to_string(weights.size()) + " weights");
@@ -47,8 +45,9 @@ std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candi
   for (size_t i = 0; i < candidates.size(); ++i) {
     for (size_t j = 0; j < references.size(); ++j) {
       if (weights[j] == 0.0) continue;
-      const double utility = metric == MbrMetric::kBleu ? sentence_bleu(candidates[i], references[j])
-                                              : sentence_chrf(candidates[i], references[j]);
+      const double utility = metric == MbrMetric::kBleu
+                                 ? sentence_bleu(candidates[i], references[j])
+                                 : sentence_chrf(candidates[i], references[j]);
       expected[i] += weights[j] * utility;
     }
   }

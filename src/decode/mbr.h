@@ -17,8 +17,7 @@ namespace nmt {
 /// Returns one expected utility (0..100) per candidate; `candidates` and `log_probs` have the
 /// same size (an nmt::Error otherwise), and an unknown metric is an nmt::Error.
 std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
-                                           const std::vector<double>& log_probs,
-                                           MbrMetric metric);
+                                           const std::vector<double>& log_probs, MbrMetric metric);
 
 /// The general form: E[u](h_i) = sum_j weights_j u(h_i, references_j), for candidates drawn
 /// apart from the pseudo-references (sampling: the references are the distinct samples, each
@@ -27,7 +26,6 @@ std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candi
 /// an nmt::Error.
 std::vector<double> mbr_expected_utilities(const std::vector<std::string>& candidates,
                                            const std::vector<std::string>& references,
-                                           const std::vector<double>& weights,
-                                           MbrMetric metric);
+                                           const std::vector<double>& weights, MbrMetric metric);
 
 }  // namespace nmt

@@ -12,8 +12,7 @@ namespace nmt {
 std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Tensor& src,
                                                    const DecodeConfig& config,
                                                    at::Generator& generator) {
-  TORCH_CHECK(config.sample >= 1, "sample_search: decode.sample must be >= 1, got ",
-              config.sample);
+  TORCH_CHECK(config.sample >= 1, "sample_search: decode.sample must be >= 1, got ", config.sample);
   if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
@@ -44,8 +43,8 @@ std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Ten
     // Inverse-CDF draw: the first token whose cumulative probability exceeds u * total.
     // (Float cumsums of non-negative values never decrease; a token with probability 0 adds
     // nothing to the sum, so no u can land on it.)
-    const auto cdf = probs.cumsum(-1);                          // [active, V]
-    const auto total = cdf.narrow(-1, cdf.size(-1) - 1, 1);     // [active, 1]
+    const auto cdf = probs.cumsum(-1);                       // [active, V]
+    const auto total = cdf.narrow(-1, cdf.size(-1) - 1, 1);  // [active, 1]
     const auto u = at::rand({static_cast<int64_t>(rows.size()), 1}, generator,
                             at::TensorOptions().dtype(at::kFloat))
                        .to(cdf.device());

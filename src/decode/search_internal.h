@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "model/decoder.h"
 #include "decode/search.h"
+#include "model/decoder.h"
 #include "model/seq2seq.h"
 
 namespace nmt::detail {

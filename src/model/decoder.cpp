@@ -87,13 +87,14 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, L
 }
 
 DecoderImpl::DecoderImpl(const ModelConfig& config, torch::nn::Embedding shared_tokens)
-    : embeddings(register_module("embeddings",
-                                 Embeddings(config.tgt_vocab_size, config.d_model, config.max_len,
-                                            config.positions, config.dropout,
-                                            config.word_dropout, shared_tokens))),
+    : embeddings(register_module(
+          "embeddings",
+          Embeddings(config.tgt_vocab_size, config.d_model, config.max_len, config.positions,
+                     config.dropout, config.word_dropout, shared_tokens))),
       layers(register_module("layers", torch::nn::ModuleList())) {
   for (int64_t i = 0; i < config.decoder_layers; ++i) layers->push_back(DecoderLayer(config));
-  if (config.norm == Norm::kPre) final_norm = register_module("final_norm", layer_norm(config.d_model));
+  if (config.norm == Norm::kPre)
+    final_norm = register_module("final_norm", layer_norm(config.d_model));
   if (config.tie_output) {
     output_bias = register_parameter("output_bias", at::zeros({config.tgt_vocab_size}));
   } else {

@@ -51,8 +51,7 @@ DropoutSeedScope::DropoutSeedScope(uint64_t seed)
 DropoutSeedScope::~DropoutSeedScope() { seed_stream = {outer_active_, outer_state_}; }
 
 uint64_t draw_dropout_seed() {
-  return uint64_t(
-      at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>());
+  return uint64_t(at::randint(std::numeric_limits<int64_t>::max(), {1}, at::kLong).item<int64_t>());
 }
 
 at::Tensor hash_dropout(const at::Tensor& x, double p, uint64_t seed) {

@@ -21,8 +21,8 @@ at::Tensor sinusoidal_positions(int64_t len, int64_t d_model) {
 }
 
 EmbeddingsImpl::EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len,
-                               Positions positions, double dropout_p,
-                               double word_dropout_p, torch::nn::Embedding shared)
+                               Positions positions, double dropout_p, double word_dropout_p,
+                               torch::nn::Embedding shared)
     : dropout(register_module("dropout", Dropout(dropout_p))),
       d_model_(d_model),
       max_len_(max_len) {

@@ -21,8 +21,7 @@ class EmbeddingsImpl : public torch::nn::Module {
   /// positions: learned (a max_len × d_model table) or sinusoidal (fixed). When `shared` is
   /// given, its token table is used and not registered here (it belongs to another module).
   EmbeddingsImpl(int64_t vocab_size, int64_t d_model, int64_t max_len, Positions positions,
-                 double dropout, double word_dropout = 0.0,
-                 torch::nn::Embedding shared = nullptr);
+                 double dropout, double word_dropout = 0.0, torch::nn::Embedding shared = nullptr);
 
   /// tokens [batch, len] -> [batch, len, d_model]; `offset` is the position of tokens[:, 0]
   /// (non-zero when decoding one step at a time).

@@ -32,10 +32,9 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& src_
 }
 
 EncoderImpl::EncoderImpl(const ModelConfig& config)
-    : embeddings(register_module("embeddings",
-                                 Embeddings(config.src_vocab_size, config.d_model, config.max_len,
-                                            config.positions, config.dropout,
-                                            config.word_dropout))),
+    : embeddings(register_module(
+          "embeddings", Embeddings(config.src_vocab_size, config.d_model, config.max_len,
+                                   config.positions, config.dropout, config.word_dropout))),
       layers(register_module("layers", torch::nn::ModuleList())) {
   for (int64_t i = 0; i < config.encoder_layers; ++i) layers->push_back(EncoderLayer(config));
   if (config.norm == Norm::kPre) {

@@ -34,9 +34,9 @@ struct BatchOptions {
   /// How long the oldest queued request may wait for others before its batch is decoded (the
   /// decoder starts at once when the budget is full; while it decodes, requests queue anyway).
   std::chrono::milliseconds max_wait{5};
-  size_t capacity = 256;           ///< requests waiting; one more is refused (503)
+  size_t capacity = 256;                   ///< requests waiting; one more is refused (503)
   Precision precision = Precision::kFp32;  ///< autocast is per thread
-  int64_t threads = 0;             ///< intra-op threads of the decoding thread (0: leave as is)
+  int64_t threads = 0;  ///< intra-op threads of the decoding thread (0: leave as is)
 };
 
 /// Counters for /health and tests.

@@ -25,8 +25,8 @@ WorkerPool::WorkerPool(int64_t workers, int64_t threads) {
       wake_.notify_all();
       for (auto& thread : threads_) thread.join();
       throw std::runtime_error("train.cpu_workers = " + std::to_string(workers) +
-                               ": could not start worker thread " + std::to_string(w + 1) +
-                               " (" + e.what() + "); use fewer workers");
+                               ": could not start worker thread " + std::to_string(w + 1) + " (" +
+                               e.what() + "); use fewer workers");
     }
   }
   std::unique_lock<std::mutex> lock(mutex_);

@@ -109,8 +109,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(
     return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
   }
   return std::make_unique<torch::optim::Adam>(
-      parameters.values(),
-      torch::optim::AdamOptions(config.lr).betas(betas).eps(config.adam_eps));
+      parameters.values(), torch::optim::AdamOptions(config.lr).betas(betas).eps(config.adam_eps));
 }
 
 void clear_gradients(torch::optim::Optimizer& optimizer) {
@@ -132,8 +131,8 @@ double clip_scale(const std::vector<at::Tensor>& parameters, double max_norm) {
 
 void optimizer_step(torch::optim::Optimizer& optimizer, double grad_scale) {
   if (dynamic_cast<torch::optim::AdamW*>(&optimizer) != nullptr) {
-    if (fused_step<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(optimizer,
-                                                                              grad_scale, true)) {
+    if (fused_step<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(optimizer, grad_scale,
+                                                                              true)) {
       return;
     }
   } else if (dynamic_cast<torch::optim::Adam*>(&optimizer) != nullptr) {

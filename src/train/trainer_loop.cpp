@@ -107,9 +107,9 @@ TrainSummary Trainer::run(bool final_validation) {
                run_dir_.string());
   } else {
     log_->line("finished (" + summary.stop_reason + ") after " + std::to_string(state_.step) +
-               " steps; best " + choice_name(config_.train.metric) + " " + fixed(state_.best_metric, 3) +
-               " at step " + std::to_string(state_.best_step) + "; checkpoints in " +
-               run_dir_.string());
+               " steps; best " + choice_name(config_.train.metric) + " " +
+               fixed(state_.best_metric, 3) + " at step " + std::to_string(state_.best_step) +
+               "; checkpoints in " + run_dir_.string());
   }
   save(run_dir_ / "last.pt", /*with_optimizer=*/true);
   return summary;
@@ -337,8 +337,9 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
     state_.bad_validations = 0;
   } else if (++state_.bad_validations >= config_.train.patience && config_.train.patience > 0) {
     stop_ = true;
-    summary.stop_reason = "early stopping: no " + std::string(choice_name(config_.train.metric)) + " improvement in " +
-                          std::to_string(config_.train.patience) + " validations";
+    summary.stop_reason = "early stopping: no " + std::string(choice_name(config_.train.metric)) +
+                          " improvement in " + std::to_string(config_.train.patience) +
+                          " validations";
   }
   save_validation_checkpoints(best, final);
 }
