@@ -25,5 +25,22 @@ TEST(Cli, BadConfigValueIsOneLineNamingTheKey) {
   const std::string output = read_text(dir / "log");
   EXPECT_EQ(output, "error: model.dropout = 2 is out of range: must be in [0, 0.99]\n");
 }
+
+TEST(Cli, UnknownCommandAndBadDeviceNameTheCulprit) {
+  const auto dir = test::temp_dir("cli_unknown");
+  const auto unknown = run_nmt("trian --config x.json", "", dir);
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.err, "error: unknown command 'trian' (run nmt --help for the list)\n");
+  const auto device = run_nmt("train --set train.device=tpu --print-config", "", dir);
+  EXPECT_EQ(device.code, 2);
+  EXPECT_EQ(device.err,
+            "error: train.device = 'tpu' is not valid: use auto, cpu, cuda or cuda:N\n");
+  const auto listed = run_nmt("--help", "", dir);
+  EXPECT_EQ(listed.code, 0);
+  for (const char* command : {"prepare", "train", "translate", "evaluate", "average", "bench"}) {
+    EXPECT_NE(listed.out.find(std::string("  ") + command + " "), std::string::npos) << command;
+  }
+}
+
 }  // namespace
 }  // namespace nmt
