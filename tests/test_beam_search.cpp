@@ -80,7 +80,9 @@ TEST(BeamSearch, HypothesesCarryTheirTeacherForcedLogProbAndThePenalisedScore) {
       const double length = static_cast<double>(h.tokens.size()) + (eos ? 1.0 : 0.0);
       EXPECT_DOUBLE_EQ(h.score, h.log_prob / std::pow((5.0 + length) / 6.0, 1.0))
           << "row " << row << " rank " << i;
-      if (i > 0) EXPECT_GE(nbest[row][i - 1].score, h.score) << "row " << row;
+      if (i > 0) {
+        EXPECT_GE(nbest[row][i - 1].score, h.score) << "row " << row;
+      }
       distinct.insert(h.tokens);
       sizes.insert(h.tokens.size());
       eos_endings += eos ? 1 : 0;

@@ -15,15 +15,16 @@ namespace {
 
 using namespace test;  // NOLINT: the shared test helpers
 
-// The written checkpoint holds the element-wise mean of the inputs' weights and the latest step.
+// The written checkpoint holds the element-wise mean of the inputs' weights and the last one's
+// training state.
 TEST(CmdAverage, WritesTheMeanOfTheCheckpoints) {
   const auto dir = test::temp_dir("average_cli");
   auto a = fixture_model(1), b = fixture_model(2), c = fixture_model(3);
   TrainingState late;
   late.step = 300;
   save_checkpoint(dir / "a.pt", fixture_config(), a, fixture_tokenizer(), {});
-  save_checkpoint(dir / "b.pt", fixture_config(), b, fixture_tokenizer(), late);
-  save_checkpoint(dir / "c.pt", fixture_config(), c, fixture_tokenizer(), {});
+  save_checkpoint(dir / "b.pt", fixture_config(), b, fixture_tokenizer(), {});
+  save_checkpoint(dir / "c.pt", fixture_config(), c, fixture_tokenizer(), late);
   const auto run =
       run_nmt("average --output " + (dir / "avg.pt").string() + " " + (dir / "a.pt").string() +
                   " " + (dir / "b.pt").string() + " " + (dir / "c.pt").string(),
@@ -36,7 +37,9 @@ TEST(CmdAverage, WritesTheMeanOfTheCheckpoints) {
   for (const auto& item : averaged.model->named_parameters()) {
     const auto mean = (pa[item.key()] + pb[item.key()] + pc[item.key()]) / 3;
     EXPECT_TRUE(torch::allclose(item.value(), mean, 1e-6, 1e-7)) << item.key();
-    EXPECT_FALSE(torch::equal(item.value(), pa[item.key()])) << item.key();
+    if (!torch::equal(pa[item.key()], pb[item.key()])) {  // not a layer norm's initial ones
+      EXPECT_FALSE(torch::equal(item.value(), pa[item.key()])) << item.key();
+    }
   }
 }
 

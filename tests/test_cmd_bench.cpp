@@ -1,5 +1,7 @@
 // cli/cmd_bench.cpp: nmt bench matmul, decode and train end to end through the real binary,
-// with tiny limits (they print numbers; nothing here checks a speed).
+// with tiny limits (they print numbers; nothing here checks a speed). `bench matmul` and
+// `bench train` always measure the matmul ceilings at four sizes (minutes on a loaded 2-core
+// machine): CmdBenchSlow, ctest label `slow`.
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -29,7 +31,7 @@ TEST(CmdBench, UnknownBenchmarkNamesTheAvailableOnes) {
 }
 
 // One row per size (256 to 2048 on the CPU) with two positive rates, then the best of each.
-TEST(CmdBench, MatmulPrintsAPositiveRatePerSizeAndPrecision) {
+TEST(CmdBenchSlow, MatmulPrintsAPositiveRatePerSizeAndPrecision) {
   const auto dir = test::temp_dir("bench_matmul");
   const auto run = run_nmt("bench matmul --device cpu --threads 1", "", dir);
   ASSERT_EQ(run.code, 0) << run.err;
@@ -69,7 +71,7 @@ TEST(CmdBench, DecodeTimesEachMethodOnAFewSentences) {
 }
 
 // Two timed steps of the tiny config on the fixture corpus.
-TEST(CmdBench, TrainReportsThroughputOfAFewSteps) {
+TEST(CmdBenchSlow, TrainReportsThroughputOfAFewSteps) {
   const auto dir = test::temp_dir("bench_train");
   Config config = tiny_config(dir / "run");
   save_config(config, dir / "config.json");

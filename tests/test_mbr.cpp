@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "decode/mbr.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "test_util.h"
 
 namespace nmt {
