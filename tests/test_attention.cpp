@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 #include <nlohmann/json.hpp>
 
 #include "model/attention.h"
@@ -48,6 +49,34 @@ TEST(Attention, MatchesIndependentNumpyGolden) {
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, heads, 2, 3}));
   EXPECT_TRUE(torch::allclose(weights, from_json(golden["weights"], {2, heads, 2, 3}), 1e-5, 1e-6));
   EXPECT_TRUE(torch::allclose(output, from_json(golden["output"], {2, 2, d}), 1e-5, 1e-6));
+}
+
+// The path that runs when no weights are asked for (attend(..., need_weights = false), what the
+// model's forward uses): LibTorch >= 2.0 hands it to at::scaled_dot_product_attention (fused
+// kernels on CUDA; on the CPU when dropout is off), LibTorch 1.13 computes it as above and drops
+// the weights. Either way it must give the golden output.
+TEST(Attention, PathWithoutWeightsMatchesTheGolden) {
+  std::ifstream in(std::string(NMT_FIXTURES_DIR) + "/attention_golden.json");
+  ASSERT_TRUE(in) << "missing golden file";
+  const auto golden = nlohmann::json::parse(in);
+  const int64_t d = golden["d_model"], heads = golden["n_heads"];
+  MultiHeadAttention attention(d, heads, 0.1);  // dropout, but eval(): off
+  attention->eval();
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : attention->named_parameters()) {
+      item.value().copy_(from_json(golden["params"][item.key()], item.value().sizes()));
+    }
+  }
+  const auto q = from_json(golden["query"], {2, 2, d});
+  const auto k = from_json(golden["key"], {2, 3, d});
+  const auto v = from_json(golden["value"], {2, 3, d});
+  const auto mask = from_json(golden["mask"], {2, 1, 1, 3}).to(at::kBool);
+  auto [output, weights] = attention->attend(q, attention->project(k, v), mask, false);
+  EXPECT_FALSE(weights.defined());
+  EXPECT_TRUE(torch::allclose(output, from_json(golden["output"], {2, 2, d}), 1e-5, 1e-6))
+      << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << ", max difference "
+      << (output - from_json(golden["output"], {2, 2, d})).abs().max().item<double>();
 }
 
 /// Sets every projection to the identity with zero bias.
@@ -97,17 +126,6 @@ TEST(Attention, PaddedKeysGetExactlyZeroWeightAndNoInfluence) {
 
 TEST(Attention, HeadsMustDivideModelWidth) {
   test::expect_error([] { MultiHeadAttention(10, 3, 0.0); }, "multiple of n_heads = 3");
-}
-
-TEST(Masks, TargetMaskIsCausalAndPadded) {
-  auto tgt = torch::tensor({2, 8, 9, 0}, torch::kLong).reshape({1, 4});
-  auto mask = make_target_mask(tgt, 0);
-  ASSERT_EQ(mask.sizes(), (std::vector<int64_t>{1, 1, 4, 4}));
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 4; ++j) {
-      EXPECT_EQ(mask[0][0][i][j].item<bool>(), j <= i && j < 3) << i << "," << j;
-    }
-  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -78,6 +79,54 @@ TEST(Batching, RespectsTheBudgetAndCoversEveryPairOncePerEpoch) {
   const Batches sorted = make_sorted_batches(examples, 500);
   expect_within_budget(examples, sorted, 500);
   expect_each_index_once(sorted, examples.size());
+}
+
+/// Padded slots of `batch` on its longer side, and of one more pair `next` added to it.
+std::pair<int64_t, int64_t> padded_sizes(const std::vector<Example>& examples,
+                                         const std::vector<size_t>& batch, size_t next) {
+  size_t src = examples[next].src.size() + 1, tgt = examples[next].tgt.size() + 1;
+  size_t batch_src = 0, batch_tgt = 0;
+  for (const size_t i : batch) {
+    batch_src = std::max(batch_src, examples[i].src.size() + 1);
+    batch_tgt = std::max(batch_tgt, examples[i].tgt.size() + 1);
+  }
+  src = std::max(src, batch_src), tgt = std::max(tgt, batch_tgt);
+  const auto rows = static_cast<int64_t>(batch.size());
+  return {rows * static_cast<int64_t>(std::max(batch_src, batch_tgt)),
+          (rows + 1) * static_cast<int64_t>(std::max(src, tgt))};
+}
+
+// Batches are as full as the budget allows: a batch is cut only when the next pair in length
+// order would not fit. Sorted batches come out in that order, so each batch plus the first pair
+// of the next must exceed the budget. Shuffled batches: within a pool only the last batch may be
+// short, so all but one batch per pool hold so many rows that one more of the longest pair
+// would not fit.
+TEST(Batching, BatchesAreCutOnlyWhenTheNextPairWouldNotFit) {
+  const auto examples = synthetic_examples(2000);
+  for (const int64_t budget : {64, 500, 4096}) {
+    const Batches sorted = make_sorted_batches(examples, budget);
+    for (size_t b = 0; b + 1 < sorted.size(); ++b) {
+      EXPECT_GT(padded_sizes(examples, sorted[b], sorted[b + 1].front()).second, budget)
+          << "budget " << budget << ", batch " << b << " of " << sorted.size();
+    }
+    int64_t longest = 0, total = 0;
+    for (const auto& e : examples) {
+      const auto slots = static_cast<int64_t>(std::max(e.src.size(), e.tgt.size()) + 1);
+      longest = std::max(longest, slots);
+      total += slots;
+    }
+    // Pools as make_batches sizes them: pool_batches batches of the mean pair.
+    const double per_batch = std::max(1.0, double(budget) / (double(total) / 2000.0));
+    const auto pool = static_cast<int64_t>(std::max(1.0, per_batch * 10.0));
+    const int64_t pools = (2000 + pool - 1) / pool;
+    const Batches batches = make_batches(examples, options(budget), 1);
+    int64_t short_batches = 0;
+    for (const auto& batch : batches) {
+      short_batches += (static_cast<int64_t>(batch.size()) + 1) * longest <= budget ? 1 : 0;
+    }
+    EXPECT_LE(short_batches, pools) << "budget " << budget << ", " << batches.size() << " batches";
+    EXPECT_GT(static_cast<int64_t>(batches.size()), pools);  // the bound has batches to bite on
+  }
 }
 
 TEST(Batching, IsDeterministicPerSeedAndEpochAndVariesAcrossThem) {
@@ -163,7 +212,7 @@ TEST(Batching, ToCpuKeepsTheTensors) {
 
 // Guards the protobuf clash described in ENVIRONMENT.md: a SentencePiece model trained and used in
 // the same process that runs a LibTorch model.
-TEST(BatchPipeline, SentencePieceAndLibTorchShareAProcess) {
+TEST(Batching, SentencePieceAndLibTorchShareAProcess) {
   const std::filesystem::path fixtures = NMT_FIXTURES_DIR;
   const auto text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
   DataConfig data;

@@ -1,16 +1,13 @@
+// decode/translator.cpp: text in, text out; n-best, MBR, sampling, attention, checkpoints.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <torch/torch.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "data/corpus.h"
 #include "decode/mbr.h"
@@ -119,7 +116,7 @@ TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
     DecodeConfig config = short_outputs(4, 2);
     config.max_len_offset = 6;
     config.mbr = 4;
-    config.mbr_metric = require_choice<MbrMetric>("metric", metric);
+    config.mbr_metric = require_choice<MbrMetric>("mbr_metric", metric);
     auto translator = make_translator(log, config);
     const auto chosen = translator.translate(lines);
     DecodeConfig search = config;
@@ -189,7 +186,7 @@ TEST(Translator, MbrOverSamplesPicksTheHighestMonteCarloUtility) {
   for (const std::string metric : {"bleu", "chrf"}) {
     std::ostringstream log;
     DecodeConfig config = sampling(16, 2, 4);
-    config.mbr_metric = require_choice<MbrMetric>("metric", metric);
+    config.mbr_metric = require_choice<MbrMetric>("mbr_metric", metric);
     auto translator = make_translator(log, config);
     const auto chosen = translator.translate({line})[0].nbest;
     const auto draws = decode_all(translator.model(), {test::fixture_tokenizer().encode_src(line)},
@@ -219,57 +216,6 @@ TEST(Translator, MbrOverSamplesPicksTheHighestMonteCarloUtility) {
     EXPECT_NEAR(chosen[0].score, utilities[best], 1e-9) << metric;
     EXPECT_GE(chosen[0].score, chosen[1].score) << metric;
   }
-}
-
-TEST(Mbr, ReferencesWithWeightsGeneraliseTheNbestForm) {
-  const std::vector<std::string> texts = {"ein Mann fährt Rad .", "ein Hund läuft .",
-                                          "ein Mann fährt ein Rad ."};
-  const std::vector<double> log_probs = {-1.0, -2.0, -0.5};
-  std::vector<double> weights;
-  double total = 0.0;
-  for (const double lp : log_probs) weights.push_back(std::exp(lp)), total += std::exp(lp);
-  for (double& w : weights) w /= total;
-  for (const std::string metric : {"bleu", "chrf"}) {
-    const auto nbest = mbr_expected_utilities(texts, log_probs, require_choice<MbrMetric>("metric", metric));
-    const auto general = mbr_expected_utilities(texts, texts, weights, require_choice<MbrMetric>("metric", metric));
-    for (size_t i = 0; i < texts.size(); ++i) EXPECT_NEAR(nbest[i], general[i], 1e-9);
-    // One reference of weight 1: the utility against it.
-    const auto single = mbr_expected_utilities(texts, {texts[0]}, {1.0}, require_choice<MbrMetric>("metric", metric));
-    EXPECT_NEAR(single[0], 100.0, 1e-9);
-    EXPECT_LT(single[1], single[2]);
-  }
-  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5}, MbrMetric::kBleu); },
-                     "MBR: 3 pseudo-references but 2 weights");
-  test::expect_error([&] { mbr_expected_utilities(texts, texts, {0.5, 0.5, 0.5}, MbrMetric::kBleu); },
-                     "MBR: the weights sum to 1.500000, not 1");
-  test::expect_error([&] { mbr_expected_utilities(texts, texts, {1.5, -0.5, 0.0}, MbrMetric::kChrf); },
-                     "MBR: weight -0.500000 is not >= 0");
-}
-
-TEST(Mbr, ConsensusWinsUnlessTheModelIsSureOfAnOutlier) {
-  const std::vector<std::string> texts = {
-      "ein Mann fährt ein rotes Fahrrad .", "ein Hund spielt im Schnee .",
-      "ein Mann fährt ein rotes Rad .", "ein Mann fährt ein Fahrrad ."};
-  for (const std::string metric : {"bleu", "chrf"}) {
-    // Equal probabilities: the candidate closest to the others wins, the outlier loses.
-    const auto even = mbr_expected_utilities(texts, {-1.0, -1.0, -1.0, -1.0}, require_choice<MbrMetric>("metric", metric));
-    EXPECT_EQ(std::max_element(even.begin(), even.end()) - even.begin(), 0) << metric;
-    EXPECT_EQ(std::min_element(even.begin(), even.end()) - even.begin(), 1) << metric;
-    // A model all but certain of the outlier: utilities follow it (u(h, h) is the maximum).
-    const auto sure = mbr_expected_utilities(texts, {-60.0, 0.0, -60.0, -60.0}, require_choice<MbrMetric>("metric", metric));
-    EXPECT_EQ(std::max_element(sure.begin(), sure.end()) - sure.begin(), 1) << metric;
-    EXPECT_NEAR(sure[1], 100.0, 1e-6) << metric;
-    // Softmax is shift-invariant: huge log-probabilities do not overflow.
-    EXPECT_EQ(mbr_expected_utilities(texts, {-1e4 - 1, -1e4 - 1, -1e4 - 1, -1e4 - 1}, require_choice<MbrMetric>("metric", metric)),
-              even);
-  }
-  EXPECT_NEAR(sentence_chrf(texts[0], texts[2]), corpus_chrf({texts[0]}, {texts[2]}).score, 1e-9);
-  test::expect_error([&] { mbr_expected_utilities(texts, {0.0}, MbrMetric::kBleu); }, "4 candidates but 1");
-  test::expect_error(
-      [&] {
-        mbr_expected_utilities(texts, {0, 0, 0, 0}, require_choice<MbrMetric>("MBR metric", "ter"));
-      },
-      "MBR metric 'ter' is not valid: choose one of bleu, chrf");
 }
 
 TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {
@@ -302,114 +248,5 @@ TEST(Translator, RunsOnASavedCheckpoint) {
   const std::vector<std::string> lines = {"a man is cleaning a car .", "a red bike ."};
   EXPECT_EQ(restored.translate_texts(lines), original.translate_texts(lines));
 }
-
-/// Runs `nmt ARGS` through the shell with `input` on stdin; returns the exit code.
-struct Run {
-  int code;
-  std::string out, err;
-};
-Run run_nmt(const std::string& args, const std::string& input, const fs::path& dir) {
-  std::ofstream(dir / "stdin", std::ios::binary) << input;
-  const std::string command = std::string(NMT_BINARY) + " " + args + " < " +
-                              (dir / "stdin").string() + " > " + (dir / "stdout").string() +
-                              " 2> " + (dir / "stderr").string();
-  const int status = std::system(command.c_str());
-  const auto slurp = [](const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "stdout"),
-          slurp(dir / "stderr")};
-}
-
-TEST(TranslateCli, StdinKeepsLineOrderAndReportsBadLines) {
-  const auto dir = test::temp_dir("translate_cli");
-  auto model = test::fixture_model(6);
-  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
-  const auto run = run_nmt("translate --device cpu --checkpoint " + (dir / "m.pt").string(),
-                           "a dog .\n\nbad \xfe\na man .\n", dir);
-  EXPECT_EQ(run.code, 1) << run.err;
-  EXPECT_NE(run.err.find("line 3"), std::string::npos) << run.err;
-  Translator translator(model, test::fixture_tokenizer(), test::fixture_config().decode, at::kCPU);
-  const auto expected = translator.translate({"a dog .", "", "a man ."});
-  EXPECT_EQ(run.out, expected[0].best() + "\n\n\n" + expected[2].best() + "\n");
-}
-
-TEST(TranslateCli, MissingCheckpointIsOneClearLine) {
-  const auto dir = test::temp_dir("translate_cli_missing");
-  const auto run =
-      run_nmt("translate --checkpoint " + (dir / "nope.pt").string() + " hello", "", dir);
-  EXPECT_EQ(run.code, 2);
-  EXPECT_EQ(run.err, "error: " + (dir / "nope.pt").string() + ": checkpoint not found\n");
-}
-
-TEST(EvaluateCli, SeveralSplitsInOneRunWithJsonScores) {
-  const auto dir = test::temp_dir("evaluate_cli");
-  auto model = test::fixture_model(7, /*eos_bias=*/2.0);
-  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
-  const auto run =
-      run_nmt("evaluate --device cpu --checkpoint " + (dir / "m.pt").string() +
-                  " --split tiny_val,tiny --beam 2 --json " + (dir / "scores.json").string(),
-              "", dir);
-  ASSERT_EQ(run.code, 0) << run.err;
-  std::ifstream in(dir / "scores.json");
-  const auto scores = nlohmann::json::parse(in);
-  ASSERT_EQ(scores.size(), 2u);
-  for (const auto& [index, split] : {std::pair{0, "tiny_val"}, {1, "tiny"}}) {
-    const auto& entry = scores[index];
-    EXPECT_EQ(entry["test_set"], split);
-    EXPECT_EQ(entry["beam"], 2);
-    // The scores are those of the hypotheses written next to the checkpoint.
-    const auto hyps = read_lines(dir / ("hyp." + std::string(split) + ".de"));
-    const auto refs = read_lines(fs::path(NMT_FIXTURES_DIR) / (std::string(split) + ".de"));
-    EXPECT_NEAR(entry["bleu"].get<double>(), corpus_bleu(hyps, refs).score, 1e-9);
-    EXPECT_NEAR(entry["bleu_lowercase"].get<double>(), corpus_bleu(hyps, refs, true).score, 1e-9);
-    EXPECT_NEAR(entry["chrf"].get<double>(), corpus_chrf(hyps, refs).score, 1e-9);
-  }
-  EXPECT_EQ(run_nmt("evaluate --checkpoint " + (dir / "m.pt").string() +
-                        " --split tiny_val,tiny --output x.de",
-                    "", dir)
-                .code,
-            2);
-}
-
-TEST(EvaluateCli, HypDirKeepsHypothesesApartFromTheCheckpoint) {
-  const auto dir = test::temp_dir("evaluate_cli_hyp_dir");
-  auto model = test::fixture_model(7, /*eos_bias=*/2.0);
-  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
-  const std::string evaluate = "evaluate --device cpu --checkpoint " + (dir / "m.pt").string() +
-                               " --split tiny_val,tiny --beam 2 --json " +
-                               (dir / "scores.json").string();
-  const auto run = run_nmt(evaluate + " --hyp-dir " + (dir / "avg10").string(), "", dir);
-  ASSERT_EQ(run.code, 0) << run.err;
-  std::ifstream in(dir / "scores.json");
-  const auto scores = nlohmann::json::parse(in);
-  ASSERT_EQ(scores.size(), 2u);
-  for (const auto& [index, split] : {std::pair{0, "tiny_val"}, {1, "tiny"}}) {
-    const std::string name = "hyp." + std::string(split) + ".de";
-    EXPECT_FALSE(fs::exists(dir / name));
-    const auto hyps = read_lines(dir / "avg10" / name);
-    const auto refs = read_lines(fs::path(NMT_FIXTURES_DIR) / (std::string(split) + ".de"));
-    EXPECT_NEAR(scores[index]["bleu"].get<double>(), corpus_bleu(hyps, refs).score, 1e-9);
-  }
-  const auto both = run_nmt(evaluate + " --hyp-dir x --output x.de", "", dir);
-  EXPECT_EQ(both.code, 2);
-  EXPECT_NE(both.err.find("--hyp-dir"), std::string::npos) << both.err;
-  // The conflict is reported before the checkpoint is read: a missing one does not mask it.
-  const auto early = run_nmt("evaluate --checkpoint " + (dir / "missing.pt").string() +
-                                 " --split tiny --hyp-dir x --output x.de",
-                             "", dir);
-  EXPECT_EQ(early.code, 2);
-  EXPECT_NE(early.err.find("--hyp-dir"), std::string::npos) << early.err;
-}
-
-TEST(BenchCli, UnknownBenchmarkNamesTheAvailableOnes) {
-  const auto dir = test::temp_dir("bench_cli");
-  const auto run = run_nmt("bench fly", "", dir);
-  EXPECT_EQ(run.code, 2);
-  EXPECT_NE(run.err.find("unknown benchmark 'fly'"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("decode"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace nmt

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
+#include <system_error>
 
 #include <unistd.h>
 
@@ -14,13 +17,41 @@
 
 namespace nmt::test {
 
-/// A fresh, empty directory under the system temp dir, unique to this test process and `name`.
-inline std::filesystem::path temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("nmt_test_" + std::to_string(::getpid()) + "_" + name);
-  remove_tree(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+/// A fresh, empty directory under the system temp dir, unique to this test process and `name`,
+/// removed with everything in it when the object goes out of scope.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("nmt_test_" + std::to_string(::getpid()) + "_" + name)) {
+    remove_tree(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;  // never throw from a destructor; a leftover is harmless
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  operator const std::filesystem::path&() const { return path_; }  // NOLINT: a path, implicitly
+  std::filesystem::path operator/(const std::filesystem::path& child) const {
+    return path_ / child;
+  }
+  std::string string() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// A TempDir named `name` (copy elision: the returned object is the caller's).
+inline TempDir temp_dir(const std::string& name) { return TempDir(name); }
+
+/// The whole content of a file ("" if it cannot be read).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 /// Expects `f` to throw nmt::Error whose message contains `needle`.

@@ -1,0 +1,120 @@
+#pragma once
+
+// Helpers shared by the search tests (test_search.cpp, test_beam_search.cpp,
+// test_sample_search.cpp): a 24-token vocabulary, seeded random models, a part-trained model,
+// random padded sources and the teacher-forced reference they are checked against.
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "core/config.h"
+#include "core/special_ids.h"
+#include "decode/search.h"
+#include "decode_test_util.h"
+#include "model/seq2seq.h"
+
+namespace nmt::test {
+
+constexpr int64_t kVocab = 24;
+
+inline ModelConfig tiny_model_config(int64_t max_len = 64) {
+  return small_model_config(kVocab, kVocab, max_len);
+}
+
+/// A seeded random model; `eos_bias` is added to eos' logit so that hypotheses end early
+/// (positive) or never (very negative).
+inline Seq2Seq random_model(uint64_t seed, double eos_bias = 0.0, int64_t max_len = 64) {
+  torch::manual_seed(seed);
+  Seq2Seq model(tiny_model_config(max_len));
+  torch::NoGradGuard no_grad;
+  model->decoder->output->bias[kEosId] += eos_bias;
+  model->eval();
+  return model;
+}
+
+/// A model trained for a few dozen steps to map every source token to another, in order. A random
+/// model repeats one token whatever the source; this part-trained one gives outputs that depend
+/// on the source, vary in tokens and length and mostly end with eos. Seeded; trained once per
+/// process and shared (the searches leave it unchanged).
+inline Seq2Seq train_tiny_model() {
+  torch::manual_seed(17);
+  Seq2Seq model(tiny_model_config());
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(5e-3));
+  std::mt19937 rng(17);
+  for (int step = 0; step < 40; ++step) {
+    std::vector<int64_t> src(32 * 9, kPadId), tgt(32 * 10, kPadId);  // tgt: bos + y + eos
+    for (size_t row = 0; row < 32; ++row) {
+      const size_t length = 1 + rng() % 8;
+      tgt[row * 10] = kBosId;
+      for (size_t i = 0; i < length; ++i) {
+        const int64_t x = 4 + static_cast<int64_t>(rng() % (kVocab - 4));
+        src[row * 9 + i] = x;
+        tgt[row * 10 + i + 1] = (x * 7) % (kVocab - 4) + 4;
+      }
+      src[row * 9 + length] = kEosId;
+      tgt[row * 10 + length + 1] = kEosId;
+    }
+    const auto src_t = torch::tensor(src).view({32, 9});
+    const auto tgt_t = torch::tensor(tgt).view({32, 10});
+    const auto logits = model->forward(src_t, tgt_t.slice(1, 0, 9));  // [32, 9, vocab]
+    const auto loss = torch::nn::functional::cross_entropy(
+        logits.reshape({-1, kVocab}), tgt_t.slice(1, 1).reshape(-1),
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kPadId));
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+  }
+  model->eval();
+  return model;
+}
+
+inline Seq2Seq trained_model() {
+  static const Seq2Seq model = train_tiny_model();
+  return model;
+}
+
+/// Padded, eos-terminated sources [batch, longest + 1] with the given lengths (eos excluded).
+inline at::Tensor random_sources(const std::vector<int64_t>& lengths, uint64_t seed) {
+  torch::manual_seed(seed);
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  auto src = at::zeros({static_cast<int64_t>(lengths.size()), longest + 1}, at::kLong);
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto r = static_cast<int64_t>(row);
+    src[r].slice(0, 0, lengths[row]) = torch::randint(4, kVocab, {lengths[row]}, at::kLong);
+    src[r][lengths[row]] = kEosId;
+  }
+  return src;
+}
+
+inline DecodeConfig decode_config(int64_t beam = 1, int64_t nbest = 1, int64_t offset = 10) {
+  DecodeConfig config;
+  config.beam = beam;
+  config.nbest = nbest;
+  config.max_len_offset = offset;
+  return config;
+}
+
+/// Next-token log-probabilities after `prefix` by a teacher-forced full forward pass: an
+/// independent reference for the search. -> [vocab]
+inline at::Tensor reference_next(Seq2Seq& model, const at::Tensor& src,
+                                 const std::vector<int64_t>& prefix) {
+  torch::NoGradGuard no_grad;
+  const auto logits = model->forward(src, torch::tensor(prefix).unsqueeze(0));  // [1, t, V]
+  return at::log_softmax(logits[0][-1], -1);
+}
+
+/// The rows of `src` (from random_sources) as id vectors without eos, for decode_all.
+inline std::vector<std::vector<int64_t>> source_ids(const at::Tensor& src,
+                                                    const std::vector<int64_t>& lengths) {
+  std::vector<std::vector<int64_t>> sources;
+  for (size_t row = 0; row < lengths.size(); ++row) {
+    const auto ids = src[static_cast<int64_t>(row)].slice(0, 0, lengths[row]).contiguous();
+    sources.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  }
+  return sources;
+}
+
+}  // namespace nmt::test

@@ -1,0 +1,88 @@
+// cli/cmd_bench.cpp: nmt bench matmul, decode and train end to end through the real binary,
+// with tiny limits (they print numbers; nothing here checks a speed). `bench matmul` and
+// `bench train` always measure the matmul ceilings at four sizes (minutes on a loaded 2-core
+// machine): CmdBenchSlow, ctest label `slow`.
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_test_util.h"
+#include "core/config.h"
+#include "decode_test_util.h"
+#include "test_util.h"
+#include "train/checkpoint.h"
+
+namespace nmt {
+namespace {
+
+using namespace test;  // NOLINT: the shared test helpers
+
+TEST(CmdBench, UnknownBenchmarkNamesTheAvailableOnes) {
+  const auto dir = test::temp_dir("bench_cli");
+  const auto run = run_nmt("bench fly", "", dir);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_EQ(run.err,
+            "error: nmt bench: unknown benchmark 'fly' (available: matmul, decode, train)\n");
+}
+
+// One row per size (256 to 2048 on the CPU) with two positive rates, then the best of each.
+TEST(CmdBenchSlow, MatmulPrintsAPositiveRatePerSizeAndPrecision) {
+  const auto dir = test::temp_dir("bench_matmul");
+  const auto run = run_nmt("bench matmul --device cpu --threads 1", "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::regex row(R"(^\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$)");
+  std::vector<int> sizes;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    sizes.push_back(std::stoi(m[1]));
+    EXPECT_GT(std::stod(m[2]), 0.0) << line;
+    EXPECT_GT(std::stod(m[3]), 0.0) << line;
+  }
+  EXPECT_EQ(sizes, (std::vector<int>{256, 512, 1024, 2048})) << run.out;
+  const auto bad = run_nmt("bench matmul --device tpu", "", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: device 'tpu' is not valid: use auto, cpu, cuda or cuda:N\n");
+}
+
+// Three sentences: the naive loop, cached greedy and beam 2 each decode them, and the naive and
+// cached greedy outputs agree.
+TEST(CmdBench, DecodeTimesEachMethodOnAFewSentences) {
+  const auto dir = test::temp_dir("bench_decode");
+  auto model = fixture_model(6);
+  save_checkpoint(dir / "m.pt", fixture_config(), model, fixture_tokenizer(), {});
+  const std::string common = "bench decode --device cpu --checkpoint " + (dir / "m.pt").string() +
+                             " --src " + std::string(NMT_FIXTURES_DIR) + "/tiny_val.en";
+  const auto run = run_nmt(common + " --limit 3 --bench-beam 2", "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find(": 3 sentences from "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("naive and cached greedy outputs differ on 0 of 3 sentences"),
+            std::string::npos)
+      << run.out;
+  const auto mbr = run_nmt(common + " --limit 3 --mbr 2", "", dir);
+  EXPECT_EQ(mbr.code, 2);
+  EXPECT_NE(mbr.err.find("--mbr is not one of them"), std::string::npos) << mbr.err;
+}
+
+// Two timed steps of the tiny config on the fixture corpus.
+TEST(CmdBenchSlow, TrainReportsThroughputOfAFewSteps) {
+  const auto dir = test::temp_dir("bench_train");
+  Config config = tiny_config(dir / "run");
+  save_config(config, dir / "config.json");
+  const std::string common = "bench train --config " + (dir / "config.json").string();
+  const auto run = run_nmt(common + " --steps 2 --warmup 1", "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("tokens/s"), std::string::npos) << run.out;
+  const auto bad = run_nmt(common + " --steps 0", "", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: bench train: --steps must be >= 1 and --warmup >= 0\n");
+}
+
+}  // namespace
+}  // namespace nmt

@@ -1,0 +1,164 @@
+// The hand-written CPU kernels against their references: the fused label-smoothed
+// cross-entropy and symmetric KL (train/loss.cpp), the fused Adam/AdamW step
+// (train/optimizer.cpp) and the hash dropout masks with their bf16 conversions
+// (model/dropout.cpp).
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/config.h"
+#include "model/dropout.h"
+#include "optimizer_test_util.h"
+#include "train/loss.h"
+#include "train/optimizer.h"
+
+namespace nmt {
+namespace {
+
+using namespace test;  // NOLINT: the shared test helpers
+
+// The fused CPU kernel against the composite ATen version: values and gradients, fp32 and bf16
+// logits, rows longer than the kernel's 16 lanes with a ragged tail, and extreme logits.
+TEST(CpuKernels, FusedCrossEntropyMatchesTheReference) {
+  torch::manual_seed(3);
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    for (const double eps : {0.0, 0.1}) {
+      auto base = 4.0 * torch::randn({37, 1003});
+      base[5][17] = 80.0;  // a dominant logit must not overflow
+      base[6].fill_(-60.0);
+      const auto targets = torch::randint(0, 1003, {37}, torch::kLong);
+      const auto fused_in = base.to(dtype).requires_grad_(true);
+      const auto reference_in = base.to(dtype).to(torch::kFloat).requires_grad_(true);
+      const auto fused = label_smoothed_cross_entropy(fused_in, targets, eps);
+      const auto reference = label_smoothed_cross_entropy_reference(reference_in, targets, eps);
+      EXPECT_NEAR(fused.loss.item<double>(), reference.loss.item<double>(),
+                  1e-5 * std::abs(reference.loss.item<double>()));
+      EXPECT_NEAR(fused.nll.item<double>(), reference.nll.item<double>(),
+                  1e-5 * std::abs(reference.nll.item<double>()));
+      (fused.loss / 37.0).backward();
+      (reference.loss / 37.0).backward();
+      ASSERT_EQ(fused_in.grad().scalar_type(), dtype);
+      const double tolerance = dtype == torch::kFloat ? 1e-6 : 2e-4;
+      EXPECT_LT(
+          (fused_in.grad().to(torch::kFloat) - reference_in.grad()).abs().max().item<double>(),
+          tolerance);
+    }
+  }
+}
+
+TEST(CpuKernels, FusedCrossEntropyRejectsOutOfRangeTargets) {
+  const auto logits = torch::zeros({2, 5});
+  EXPECT_THROW(label_smoothed_cross_entropy(logits, torch::tensor({0, 5}, torch::kLong), 0.1),
+               c10::Error);
+}
+
+// The fused symmetric KL against the reference: values and gradients, fp32 and bf16, rows
+// longer than 16 lanes with a ragged tail, and extreme logits.
+TEST(CpuKernels, FusedSymmetricKlMatchesTheReference) {
+  torch::manual_seed(4);
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    auto base = 4.0 * torch::randn({2 * 19, 1003});
+    base[3][17] = 80.0;  // a dominant logit must not overflow
+    base[19 + 4].fill_(-60.0);
+    const auto fused_in = base.to(dtype).requires_grad_(true);
+    const auto reference_in = base.to(dtype).to(torch::kFloat).requires_grad_(true);
+    const auto fused = symmetric_kl_sum(fused_in);
+    const auto reference = symmetric_kl_sum_reference(reference_in);
+    EXPECT_NEAR(fused.item<double>(), reference.item<double>(), 1e-5 * reference.item<double>());
+    (fused / 19.0).backward();
+    (reference / 19.0).backward();
+    ASSERT_EQ(fused_in.grad().scalar_type(), dtype);
+    const double tolerance = dtype == torch::kFloat ? 1e-6 : 5e-4;
+    EXPECT_LT((fused_in.grad().to(torch::kFloat) - reference_in.grad()).abs().max().item<double>(),
+              tolerance);
+  }
+}
+
+/// The fused step against LibTorch's own: three steps on the same gradients (scaled by a clip
+/// factor), then LibTorch's step continues the fused optimizer's state (same state keys and
+/// layout, so checkpoints and resume are unaffected).
+void expect_fused_step_matches_libtorch(double weight_decay, const std::string& decay_on) {
+  TrainConfig config;
+  config.lr = 1e-2;
+  config.weight_decay = weight_decay;
+  config.weight_decay_on = require_choice<DecayOn>("weight_decay_on", decay_on);
+  auto fused_named = adam_parameters();
+  auto reference_named = clones(fused_named);
+  auto fused = make_optimizer(fused_named, config);
+  auto reference = make_optimizer(reference_named, config);
+  auto fused_parameters = fused_named.values();
+  auto reference_parameters = reference_named.values();
+  const double scale = 0.37;
+  for (int step = 0; step < 4; ++step) {
+    for (size_t i = 0; i < fused_parameters.size(); ++i) {
+      const auto grad = torch::randn_like(fused_parameters[i]) * (step + 1);
+      fused_parameters[i].mutable_grad() = grad.clone();
+      reference_parameters[i].mutable_grad() = grad * scale;
+    }
+    if (step < 3) {
+      optimizer_step(*fused, scale);
+    } else {
+      for (auto& p : fused_parameters) p.mutable_grad().mul_(scale);
+      fused->step();  // LibTorch's step on the state the fused steps left
+    }
+    reference->step();
+    for (size_t i = 0; i < fused_parameters.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(fused_parameters[i], reference_parameters[i], 1e-5, 1e-7))
+          << "step " << step + 1 << ", parameter " << i << ", max difference "
+          << (fused_parameters[i] - reference_parameters[i]).abs().max().item<float>();
+    }
+  }
+  EXPECT_EQ(fused->state().size(), fused_parameters.size());  // no second, fresh state
+}
+
+TEST(CpuKernels, FusedAdamMatchesLibTorch) { expect_fused_step_matches_libtorch(0.0, "all"); }
+
+TEST(CpuKernels, FusedAdamWMatchesLibTorch) { expect_fused_step_matches_libtorch(0.1, "all"); }
+
+TEST(CpuKernels, FusedAdamWWithExemptGroupMatchesLibTorch) {
+  expect_fused_step_matches_libtorch(0.1, "linear");
+}
+
+TEST(CpuKernels, HashDropoutKeepsTheRightFractionAndScales) {
+  torch::manual_seed(0);
+  const auto x = torch::ones({1000, 1001});
+  const auto y = hash_dropout(x, 0.3, 12345);
+  const auto kept = y.ne(0).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(kept, 0.7, 0.003);
+  EXPECT_NEAR(y.max().item<double>(), 1.0 / 0.7, 1e-6);
+  EXPECT_NEAR(y.mean().item<double>(), 1.0, 0.005);  // inverted dropout keeps the expectation
+  // Neighbouring elements are independent: P(both kept) = 0.49.
+  const auto a = y.reshape(-1).slice(0, 0, -1).ne(0), b = y.reshape(-1).slice(0, 1).ne(0);
+  EXPECT_NEAR(a.logical_and(b).to(torch::kDouble).mean().item<double>(), 0.49, 0.004);
+  // Another seed gives another mask; the same seed the same mask.
+  EXPECT_FALSE(torch::equal(y, hash_dropout(x, 0.3, 54321)));
+  EXPECT_TRUE(torch::equal(y, hash_dropout(x, 0.3, 12345)));
+}
+
+TEST(CpuKernels, HashDropoutGradientUsesTheForwardMask) {
+  const auto x = torch::randn({64, 33}).requires_grad_(true);
+  const auto y = hash_dropout(x, 0.25, 7);
+  const auto upstream = torch::randn({64, 33});
+  (y * upstream).sum().backward();
+  const auto mask = y.ne(0).to(torch::kFloat);
+  EXPECT_TRUE(torch::allclose(x.grad(), upstream * mask / 0.75));
+}
+
+TEST(CpuKernels, HashDropoutBfloat16UsesTheFloatMaskAndRounding) {
+  // The bf16 kernel works on raw bits; it must drop the same elements as the float one and
+  // round the kept ones as c10::BFloat16 does. Odd length: the vector loops' tails count too.
+  const auto x = torch::randn({1000, 37});
+  const auto reference = hash_dropout(x.to(torch::kBFloat16).to(torch::kFloat), 0.1, 99);
+  const auto got = hash_dropout(x.to(torch::kBFloat16), 0.1, 99);
+  EXPECT_EQ(got.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(got, reference.to(torch::kBFloat16)));
+  EXPECT_NEAR(got.eq(0).to(torch::kDouble).mean().item<double>(), 0.1, 0.005);
+  // double takes the generic path: the same elements dropped, kept ones scaled by 1/(1-p).
+  const auto as_double = hash_dropout(x.to(torch::kDouble), 0.1, 99);
+  EXPECT_TRUE(torch::equal(as_double.ne(0), hash_dropout(x, 0.1, 99).ne(0)));
+  EXPECT_TRUE(torch::allclose(as_double, x.to(torch::kDouble) * as_double.ne(0) / 0.9));
+}
+}  // namespace
+}  // namespace nmt
