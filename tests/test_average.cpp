@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "train/average.h"
 #include "decode_test_util.h"
+#include "train/average.h"
 #include "train/checkpoint.h"
 
 namespace nmt {

@@ -19,7 +19,9 @@ using namespace test;  // NOLINT: the shared test helpers
 TEST(Optimizer, WeightDecayOnPicksMatricesOrLinearWeights) {
   const auto matrix = torch::zeros({4, 3}), vector = torch::zeros({3});
   for (const char* decay_on : {"all", "matrices", "linear"}) {
-    EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.weight", matrix, require_choice<DecayOn>("decay_on", decay_on))) << decay_on;
+    EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.weight", matrix,
+                       require_choice<DecayOn>("decay_on", decay_on)))
+        << decay_on;
   }
   EXPECT_TRUE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, DecayOn::kAll));
   EXPECT_FALSE(decays("decoder.layers.1.feedforward.fc_2.bias", vector, DecayOn::kMatrices));

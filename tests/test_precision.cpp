@@ -26,10 +26,12 @@ TEST(Precision, AutoIsBf16OnlyOnCpusWithBf16InstructionsAndFp32OnCuda) {
     EXPECT_EQ(cpu_has_bf16_dot_product(), flags.find(" avx512_bf16 ") != std::string::npos)
         << flags;
   }
-  EXPECT_EQ(resolve_precision(Precision::kAuto, at::kCPU), cpu_has_bf16_dot_product() ? Precision::kBf16 : Precision::kFp32);
+  EXPECT_EQ(resolve_precision(Precision::kAuto, at::kCPU),
+            cpu_has_bf16_dot_product() ? Precision::kBf16 : Precision::kFp32);
   EXPECT_EQ(resolve_precision(Precision::kAuto, at::Device(at::kCUDA, 0)), Precision::kFp32);
   EXPECT_EQ(resolve_precision(Precision::kFp32, at::kCPU), Precision::kFp32);
-  EXPECT_EQ(resolve_precision(Precision::kBf16, at::kCPU), Precision::kBf16);  // asked for: kept, whatever the CPU
+  EXPECT_EQ(resolve_precision(Precision::kBf16, at::kCPU),
+            Precision::kBf16);  // asked for: kept, whatever the CPU
   EXPECT_EQ(resolve_precision(Precision::kBf16, at::Device(at::kCUDA, 0)), Precision::kBf16);
   // The log line warns exactly when bf16 runs on a CPU without bf16 instructions.
   const std::string described = describe_precision(Precision::kBf16, at::kCPU);

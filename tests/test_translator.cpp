@@ -132,7 +132,8 @@ TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
         texts.push_back(test::fixture_tokenizer().decode_tgt(h.tokens));
         log_probs.push_back(h.log_prob);
       }
-      const auto utilities = mbr_expected_utilities(texts, log_probs, require_choice<MbrMetric>("metric", metric));
+      const auto utilities =
+          mbr_expected_utilities(texts, log_probs, require_choice<MbrMetric>("metric", metric));
       const size_t best =
           size_t(std::max_element(utilities.begin(), utilities.end()) - utilities.begin());
       ASSERT_EQ(chosen[i].nbest.size(), 2u);
@@ -208,7 +209,8 @@ TEST(Translator, MbrOverSamplesPicksTheHighestMonteCarloUtility) {
       candidates.push_back(by_prob[i].second);
     }
     for (const auto& [text, w] : weight) references.push_back(text), weights.push_back(w);
-    const auto utilities = mbr_expected_utilities(candidates, references, weights, require_choice<MbrMetric>("metric", metric));
+    const auto utilities = mbr_expected_utilities(candidates, references, weights,
+                                                  require_choice<MbrMetric>("metric", metric));
     const size_t best =
         size_t(std::max_element(utilities.begin(), utilities.end()) - utilities.begin());
     ASSERT_EQ(chosen.size(), 2u);
