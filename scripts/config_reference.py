@@ -30,7 +30,13 @@ FIELD = re.compile(r"^\s*[\w:<>, ]+?\s+(\w+)(?:\s*=\s*[^;]*)?;\s*(?:///<\s*(.*))
 def comments(header):
     """{section: {key: meaning}} from the doc comments in config.h."""
     out, section, pending, last = {}, None, [], None
+    lines = []
     for line in header.read_text(encoding="utf-8").splitlines():
+        if lines and lines[-1].rstrip().endswith("=") and "///" not in lines[-1]:
+            lines[-1] = lines[-1].rstrip() + " " + line.strip()  # a declaration broken after '='
+        else:
+            lines.append(line)
+    for line in lines:
         m = re.match(r"^struct (\w+) \{", line)
         if m:
             section, pending, last = STRUCTS.get(m.group(1)), [], None

@@ -43,7 +43,7 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
        "decode.nbest"},
       {"cli", "precision-invalid",
        {"translate", "--checkpoint", "{d}/ckpt.pt", "--precision", "fp8", "A dog."},
-       "--precision fp8 is not valid"},
+       "--precision 'fp8' is not valid: choose one of auto, fp32, bf16"},
       {"cli", "set-without-equals", {"train", "--set", "model.d_model"},
        "--set 'model.d_model': expected section.key=value"},
       {"cli", "set-unknown-section", {"train", "--set", "nosuch.key=1"}, "unknown section 'nosuch'"},

@@ -20,24 +20,16 @@
 
 namespace nmt::test {
 
-/// A checkpoint file in a temp dir that is removed when the test binary exits.
-struct TempCheckpoint {
-  std::filesystem::path dir, file;
-  ~TempCheckpoint() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-  }
-};
-
-/// A checkpoint of a random fixture model (short outputs: decode.max_len_offset 5), saved once.
+/// A checkpoint of a random fixture model (short outputs: decode.max_len_offset 5), saved once
+/// into a temp dir that is removed when the test binary exits.
 inline const std::filesystem::path& serve_checkpoint() {
-  static const TempCheckpoint checkpoint = [] {
-    const auto dir = temp_dir("serve_checkpoint");
+  static const TempDir dir("serve_checkpoint");
+  static const std::filesystem::path file = [] {
     auto model = fixture_model(11);
     save_checkpoint(dir / "m.pt", fixture_config(), model, fixture_tokenizer(), {});
-    return TempCheckpoint{dir, dir / "m.pt"};
+    return dir / "m.pt";
   }();
-  return checkpoint.file;
+  return file;
 }
 
 /// The checkpoint as `nmt serve` loads it (CPU).

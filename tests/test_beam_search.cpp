@@ -33,7 +33,7 @@ TEST(BeamSearch, BeamOneEqualsGreedy) {
   for (size_t row = 0; row < greedy.size(); ++row) {
     ASSERT_EQ(beam[row].size(), 1u);
     EXPECT_EQ(beam[row][0].tokens, greedy[row].tokens) << "row " << row;
-    EXPECT_NEAR(beam[row][0].log_prob, greedy[row].log_prob, 1e-3);
+    EXPECT_NEAR(beam[row][0].log_prob, greedy[row].log_prob, 1e-6 * std::abs(greedy[row].log_prob));
   }
 }
 
@@ -186,7 +186,7 @@ TEST(BeamSearch, WideBeamMatchesExhaustiveSearchOnShortOutputs) {
   ASSERT_EQ(beam.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(beam[i].tokens, all[i].tokens) << "rank " << i;
-    EXPECT_NEAR(beam[i].score, all[i].score, 1e-4) << "rank " << i;
+    EXPECT_NEAR(beam[i].score, all[i].score, 1e-5 * std::abs(all[i].score)) << "rank " << i;
   }
 }
 }  // namespace

@@ -51,6 +51,32 @@ TEST(CmdBenchSlow, MatmulPrintsAPositiveRatePerSizeAndPrecision) {
   EXPECT_EQ(bad.err, "error: device 'tpu' is not valid: use auto, cpu, cuda or cuda:N\n");
 }
 
+// The same table at two small sizes given with --sizes (fast enough for the default suite), and
+// its errors: a size out of range, a device that does not exist.
+TEST(CmdBench, MatmulTimesTheGivenSizes) {
+  const auto dir = test::temp_dir("bench_matmul_sizes");
+  const auto run = run_nmt("bench matmul --device cpu --threads 1 --sizes 32,64", "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::regex row(R"(^\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$)");
+  std::vector<int> sizes;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    sizes.push_back(std::stoi(m[1]));
+    EXPECT_GT(std::stod(m[2]), 0.0) << line;
+    EXPECT_GT(std::stod(m[3]), 0.0) << line;
+  }
+  EXPECT_EQ(sizes, (std::vector<int>{32, 64})) << run.out;
+  EXPECT_NE(run.out.find("ceiling"), std::string::npos) << run.out;
+  const auto bad = run_nmt("bench matmul --device cpu --sizes 0", "", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: bench matmul: --sizes 0 is not valid: use 1..16384\n");
+  const auto tpu = run_nmt("bench matmul --device tpu --sizes 32", "", dir);
+  EXPECT_EQ(tpu.code, 2);
+  EXPECT_EQ(tpu.err, "error: device 'tpu' is not valid: use auto, cpu, cuda or cuda:N\n");
+}
+
 // Three sentences: the naive loop, cached greedy and beam 2 each decode them, and the naive and
 // cached greedy outputs agree.
 TEST(CmdBench, DecodeTimesEachMethodOnAFewSentences) {

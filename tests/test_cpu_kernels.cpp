@@ -2,13 +2,17 @@
 // cross-entropy and symmetric KL (train/loss.cpp), the fused Adam/AdamW step
 // (train/optimizer.cpp) and the hash dropout masks with their bf16 conversions
 // (model/dropout.cpp).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "core/config.h"
+#include "cpu/kernels.h"
+#include "cpu/vectorize.h"
 #include "model/dropout.h"
 #include "optimizer_test_util.h"
 #include "train/loss.h"
@@ -160,5 +164,51 @@ TEST(CpuKernels, HashDropoutBfloat16UsesTheFloatMaskAndRounding) {
   EXPECT_TRUE(torch::equal(as_double.ne(0), hash_dropout(x, 0.1, 99).ne(0)));
   EXPECT_TRUE(torch::allclose(as_double, x.to(torch::kDouble) * as_double.ne(0) / 0.9));
 }
+
+// The bf16 helpers against c10::BFloat16: widening is exact, narrowing rounds to nearest even,
+// over a sweep of bit patterns (NaN excepted: the kernels only promise it stays non-finite).
+TEST(CpuKernels, Bf16ConversionMatchesC10) {
+  for (uint32_t bits = 0; bits < 0xFFFFFFFFu - 0x10001u; bits += 0x10001u) {
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    if (std::isnan(value)) continue;
+    const c10::BFloat16 reference(value);
+    ASSERT_EQ(cpu::float_to_bf16(value), reference.x) << "bits " << bits;
+    ASSERT_EQ(cpu::bf16_to_float(reference.x), static_cast<float>(reference)) << "bits " << bits;
+  }
+}
+
+// exp_nonpositive against std::exp in double precision: relative error below 5e-6 over the
+// whole range (the worst near the clamp, where results approach float's smallest normal
+// numbers; 3.9e-6 measured), below 1e-6 over [-10, 0] where the softmax mass lies (6.1e-7);
+// clamped at -87.
+TEST(CpuKernels, ExpNonpositiveIsCloseToStdExp) {
+  double worst = 0.0, worst_near_zero = 0.0;
+  for (float x = -87.0f; x <= 0.0f; x += 0.001f) {
+    const double error = std::abs(double(cpu::exp_nonpositive(x)) / std::exp(double(x)) - 1.0);
+    worst = std::max(worst, error);
+    if (x >= -10.0f) worst_near_zero = std::max(worst_near_zero, error);
+  }
+  EXPECT_LT(worst, 5e-6);
+  EXPECT_LT(worst_near_zero, 1e-6);
+  EXPECT_EQ(cpu::exp_nonpositive(-1000.0f), cpu::exp_nonpositive(-87.0f));
+}
+
+// The dropout mask drops about p of the elements, its threshold is p·2^32, and masks of two
+// seeds differ.
+TEST(CpuKernels, HashKeepsDropsAboutPAndDependsOnTheSeed) {
+  const uint32_t threshold = uint32_t(0.25 * 4294967296.0);
+  int64_t kept = 0, same = 0;
+  const int64_t n = 200000;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool a = cpu::hash_keeps(uint64_t(i), 11, threshold);
+    kept += a;
+    same += a == cpu::hash_keeps(uint64_t(i), 12, threshold);
+  }
+  EXPECT_NEAR(double(kept) / double(n), 0.75, 0.01);
+  EXPECT_NEAR(double(same) / double(n), 0.75 * 0.75 + 0.25 * 0.25, 0.01);  // independent masks
+  EXPECT_TRUE(cpu::hash_keeps(5, 11, 0));                                  // p = 0 keeps everything
+}
+
 }  // namespace
 }  // namespace nmt

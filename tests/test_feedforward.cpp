@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
+#include "core/config.h"
 #include "model/feedforward.h"
 #include "test_util.h"
 
@@ -24,7 +26,7 @@ at::Tensor reference(PositionwiseFeedforward& ff, const at::Tensor& x, const std
 TEST(Feedforward, GeluAndReluMatchTheirFormulas) {
   for (const std::string act : {"gelu", "relu"}) {
     torch::manual_seed(3);
-    PositionwiseFeedforward ff(16, 48, 0.1, act);
+    PositionwiseFeedforward ff(16, 48, 0.1, require_choice<Activation>("act", act));
     ff->eval();  // dropout off
     const auto x = 2.0 * torch::randn({3, 5, 16});
     torch::NoGradGuard no_grad;
@@ -35,9 +37,13 @@ TEST(Feedforward, GeluAndReluMatchTheirFormulas) {
   }
 }
 
-TEST(Feedforward, UnknownActivationIsAnErrorNamingIt) {
-  test::expect_error([] { PositionwiseFeedforward(8, 16, 0.0, "swish"); },
-                     "activation 'swish' is not relu or gelu");
+// The activation is an enum, so an unknown one is stopped where the config is read.
+TEST(Feedforward, UnknownActivationIsAConfigErrorNamingIt) {
+  test::expect_error(
+      [] {
+        config_from_json(nlohmann::json::parse(R"({"model": {"activation": "swish"}})"), "c.json");
+      },
+      "c.json: model.activation = 'swish' is not valid: choose one of relu, gelu");
 }
 
 }  // namespace

@@ -98,17 +98,19 @@ TEST(TrainerLoop, BestCheckpointAndPatienceFollowTheValidationRecords) {
   const auto dir = test::temp_dir("patience");
   Config config = step_config(dir / "run", 300);
   config.train.validate_every = 2;
-  config.train.patience = 2;
-  config.train.lr = 0.03;
+  config.train.patience = 4;
+  config.train.lr = 0.05;
   config.train.warmup_steps = 1;
   config.train.schedule = Schedule::kConstant;
   const auto summary = train(config);
   double best = std::numeric_limits<double>::quiet_NaN();
   int64_t best_step = -1, stop_step = -1, bad = 0;
+  bool recovered = false;  // a new best after a worse validation: the count must start again
   const auto valid = records(dir / "run", "valid");
   for (const auto& record : valid) {
     const double loss = record["loss"];
     if (std::isnan(best) || loss < best) {
+      recovered = recovered || bad > 0;
       best = loss, best_step = record["step"], bad = 0;
     } else if (++bad == config.train.patience) {
       stop_step = record["step"];
@@ -116,6 +118,7 @@ TEST(TrainerLoop, BestCheckpointAndPatienceFollowTheValidationRecords) {
     }
   }
   ASSERT_GT(stop_step, 0) << "the run never stopped early: the test needs one that does";
+  ASSERT_TRUE(recovered) << "the run needs a new best after a worse validation before it stops";
   EXPECT_EQ(summary.steps, stop_step);
   EXPECT_EQ(valid.back()["step"], stop_step);
   EXPECT_NE(summary.stop_reason.find("early stopping"), std::string::npos) << summary.stop_reason;

@@ -119,15 +119,24 @@ int run_bench_matmul(int argc, char** argv) {
                            "  nmt bench matmul --threads 2\n  nmt bench matmul --device cuda\n");
   options.add_options()("threads", "CPU threads (0: one per core)",
                         cxxopts::value<int64_t>()->default_value("0"), "N")(
-      "device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"));
+      "device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))(
+      "sizes", "square sizes to time, e.g. 64,256 (default: the ceiling's sizes for the device)",
+      cxxopts::value<std::vector<int64_t>>(), "N,N,...");
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const at::Device device = resolve_device(args["device"].as<std::string>());
   configure_threads(args["threads"].as<int64_t>());
+  std::vector<int64_t> sizes = ceiling_sizes(device);
+  if (args.count("sizes")) sizes = args["sizes"].as<std::vector<int64_t>>();
+  for (const int64_t n : sizes) {
+    if (n < 1 || n > 16384) {
+      throw Error("bench matmul: --sizes " + std::to_string(n) + " is not valid: use 1..16384");
+    }
+  }
   std::printf("%s\n%8s %12s %12s\n", describe_device(device).c_str(), "n", "fp32 GFLOP/s",
               "bf16 GFLOP/s");
   double best_fp32 = 0.0, best_bf16 = 0.0;
-  for (const int64_t n : ceiling_sizes(device)) {
+  for (const int64_t n : sizes) {
     const double fp32 = ceiling_gflops_at(n, "fp32", device);
     const double bf16 = ceiling_gflops_at(n, "bf16", device);
     best_fp32 = std::max(best_fp32, fp32);
