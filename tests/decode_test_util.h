@@ -52,15 +52,20 @@ inline ModelConfig fixture_model_config(int64_t max_len = 64) {
                             fixture_tokenizer().tgt_vocab_size(), max_len);
 }
 
-/// A seeded random model; `eos_bias` is added to eos' logit (very negative: never ends early,
-/// so every model call yields max-length output).
-inline Seq2Seq fixture_model(uint64_t seed, double eos_bias = 0.0, int64_t max_len = 64) {
+/// A seeded random model of shape `config` in eval mode; `eos_bias` is added to eos' logit, so
+/// hypotheses end early (positive) or never (very negative: every call yields max-length output).
+inline Seq2Seq seeded_model(const ModelConfig& config, uint64_t seed, double eos_bias = 0.0) {
   torch::manual_seed(seed);
-  Seq2Seq model(fixture_model_config(max_len));
+  Seq2Seq model(config);
   torch::NoGradGuard no_grad;
   model->decoder->output->bias[kEosId] += eos_bias;
   model->eval();
   return model;
+}
+
+/// seeded_model over the fixture tokenizer's vocabularies.
+inline Seq2Seq fixture_model(uint64_t seed, double eos_bias = 0.0, int64_t max_len = 64) {
+  return seeded_model(fixture_model_config(max_len), seed, eos_bias);
 }
 
 /// A full config for checkpoints of fixture_model (en -> de over the fixture data).

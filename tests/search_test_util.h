@@ -24,15 +24,9 @@ inline ModelConfig tiny_model_config(int64_t max_len = 64) {
   return small_model_config(kVocab, kVocab, max_len);
 }
 
-/// A seeded random model; `eos_bias` is added to eos' logit so that hypotheses end early
-/// (positive) or never (very negative).
+/// seeded_model (decode_test_util.h) of tiny_model_config's shape.
 inline Seq2Seq random_model(uint64_t seed, double eos_bias = 0.0, int64_t max_len = 64) {
-  torch::manual_seed(seed);
-  Seq2Seq model(tiny_model_config(max_len));
-  torch::NoGradGuard no_grad;
-  model->decoder->output->bias[kEosId] += eos_bias;
-  model->eval();
-  return model;
+  return seeded_model(tiny_model_config(max_len), seed, eos_bias);
 }
 
 /// A model trained for a few dozen steps to map every source token to another, in order. A random

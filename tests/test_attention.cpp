@@ -1,5 +1,8 @@
 #include <cmath>
 #include <fstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -27,24 +30,33 @@ at::Tensor from_json(const nlohmann::json& j, at::IntArrayRef shape) {
   return torch::tensor(flat).reshape(shape);
 }
 
-TEST(Attention, MatchesIndependentNumpyGolden) {
-  // tests/fixtures/attention_golden.json comes from scripts/golden_attention.py (NumPy).
+/// tests/fixtures/attention_golden.json, from scripts/golden_attention.py (NumPy).
+nlohmann::json read_golden() {
   std::ifstream in(std::string(NMT_FIXTURES_DIR) + "/attention_golden.json");
-  ASSERT_TRUE(in) << "missing golden file";
-  const auto golden = nlohmann::json::parse(in);
+  if (!in) throw std::runtime_error("missing tests/fixtures/attention_golden.json");
+  return nlohmann::json::parse(in);
+}
+
+/// Copies the golden parameters into `attention` (left in eval mode) and returns the golden
+/// query [2, 2, d], key and value [2, 3, d] and mask [2, 1, 1, 3].
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> load_golden(
+    MultiHeadAttention& attention, const nlohmann::json& golden) {
+  const int64_t d = golden["d_model"];
+  attention->eval();
+  torch::NoGradGuard no_grad;
+  for (auto& item : attention->named_parameters()) {
+    item.value().copy_(from_json(golden["params"][item.key()], item.value().sizes()));
+  }
+  return {from_json(golden["query"], {2, 2, d}), from_json(golden["key"], {2, 3, d}),
+          from_json(golden["value"], {2, 3, d}),
+          from_json(golden["mask"], {2, 1, 1, 3}).to(at::kBool)};
+}
+
+TEST(Attention, MatchesIndependentNumpyGolden) {
+  const auto golden = read_golden();
   const int64_t d = golden["d_model"], heads = golden["n_heads"];
   MultiHeadAttention attention(d, heads, 0.0);
-  attention->eval();
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& item : attention->named_parameters()) {
-      item.value().copy_(from_json(golden["params"][item.key()], item.value().sizes()));
-    }
-  }
-  const auto q = from_json(golden["query"], {2, 2, d});
-  const auto k = from_json(golden["key"], {2, 3, d});
-  const auto v = from_json(golden["value"], {2, 3, d});
-  const auto mask = from_json(golden["mask"], {2, 1, 1, 3}).to(at::kBool);
+  const auto [q, k, v, mask] = load_golden(attention, golden);
   auto [output, weights] = attention->forward(q, k, v, mask);
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, heads, 2, 3}));
   EXPECT_TRUE(torch::allclose(weights, from_json(golden["weights"], {2, heads, 2, 3}), 1e-5, 1e-6));
@@ -56,22 +68,10 @@ TEST(Attention, MatchesIndependentNumpyGolden) {
 // kernels on CUDA; on the CPU when dropout is off), LibTorch 1.13 computes it as above and drops
 // the weights. Either way it must give the golden output.
 TEST(Attention, PathWithoutWeightsMatchesTheGolden) {
-  std::ifstream in(std::string(NMT_FIXTURES_DIR) + "/attention_golden.json");
-  ASSERT_TRUE(in) << "missing golden file";
-  const auto golden = nlohmann::json::parse(in);
+  const auto golden = read_golden();
   const int64_t d = golden["d_model"], heads = golden["n_heads"];
   MultiHeadAttention attention(d, heads, 0.1);  // dropout, but eval(): off
-  attention->eval();
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& item : attention->named_parameters()) {
-      item.value().copy_(from_json(golden["params"][item.key()], item.value().sizes()));
-    }
-  }
-  const auto q = from_json(golden["query"], {2, 2, d});
-  const auto k = from_json(golden["key"], {2, 3, d});
-  const auto v = from_json(golden["value"], {2, 3, d});
-  const auto mask = from_json(golden["mask"], {2, 1, 1, 3}).to(at::kBool);
+  const auto [q, k, v, mask] = load_golden(attention, golden);
   auto [output, weights] = attention->attend(q, attention->project(k, v), mask, false);
   EXPECT_FALSE(weights.defined());
   EXPECT_TRUE(torch::allclose(output, from_json(golden["output"], {2, 2, d}), 1e-5, 1e-6))

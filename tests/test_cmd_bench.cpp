@@ -22,6 +22,22 @@ namespace {
 
 using namespace test;  // NOLINT: the shared test helpers
 
+/// The sizes of `nmt bench matmul`'s table rows ("n fp32 bf16"), each checked to have two
+/// positive rates.
+std::vector<int> matmul_table_sizes(const std::string& out) {
+  const std::regex row(R"(^\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$)");
+  std::vector<int> sizes;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    sizes.push_back(std::stoi(m[1]));
+    EXPECT_GT(std::stod(m[2]), 0.0) << line;
+    EXPECT_GT(std::stod(m[3]), 0.0) << line;
+  }
+  return sizes;
+}
+
 TEST(CmdBench, UnknownBenchmarkNamesTheAvailableOnes) {
   const auto dir = test::temp_dir("bench_cli");
   const auto run = run_nmt("bench fly", "", dir);
@@ -35,16 +51,7 @@ TEST(CmdBenchSlow, MatmulPrintsAPositiveRatePerSizeAndPrecision) {
   const auto dir = test::temp_dir("bench_matmul");
   const auto run = run_nmt("bench matmul --device cpu --threads 1", "", dir);
   ASSERT_EQ(run.code, 0) << run.err;
-  const std::regex row(R"(^\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$)");
-  std::vector<int> sizes;
-  std::istringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, row)) continue;
-    sizes.push_back(std::stoi(m[1]));
-    EXPECT_GT(std::stod(m[2]), 0.0) << line;
-    EXPECT_GT(std::stod(m[3]), 0.0) << line;
-  }
+  const auto sizes = matmul_table_sizes(run.out);
   EXPECT_EQ(sizes, (std::vector<int>{256, 512, 1024, 2048})) << run.out;
   const auto bad = run_nmt("bench matmul --device tpu", "", dir);
   EXPECT_EQ(bad.code, 2);
@@ -57,16 +64,7 @@ TEST(CmdBench, MatmulTimesTheGivenSizes) {
   const auto dir = test::temp_dir("bench_matmul_sizes");
   const auto run = run_nmt("bench matmul --device cpu --threads 1 --sizes 32,64", "", dir);
   ASSERT_EQ(run.code, 0) << run.err;
-  const std::regex row(R"(^\s*(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$)");
-  std::vector<int> sizes;
-  std::istringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, row)) continue;
-    sizes.push_back(std::stoi(m[1]));
-    EXPECT_GT(std::stod(m[2]), 0.0) << line;
-    EXPECT_GT(std::stod(m[3]), 0.0) << line;
-  }
+  const auto sizes = matmul_table_sizes(run.out);
   EXPECT_EQ(sizes, (std::vector<int>{32, 64})) << run.out;
   EXPECT_NE(run.out.find("ceiling"), std::string::npos) << run.out;
   const auto bad = run_nmt("bench matmul --device cpu --sizes 0", "", dir);

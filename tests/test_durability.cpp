@@ -98,7 +98,6 @@ TEST(Resume, CutsTheLogsBackAndRemovesWhatLiesBeyondTheCheckpoint) {
                      "train.log: 1 lines written after the checkpoint"),
             std::string::npos)
       << log;
-  remove_tree(dir);
 }
 
 TEST(Resume, AKillBetweenLastPtAndBestPtIsRepairedFromLastPt) {
@@ -115,7 +114,6 @@ TEST(Resume, AKillBetweenLastPtAndBestPtIsRepairedFromLastPt) {
   EXPECT_TRUE(same_weights(run / "best.pt", run / "last.pt"));
   EXPECT_NE(test::slurp(run / "train.log").find("best.pt rewritten from last.pt (step 10)"),
             std::string::npos);
-  remove_tree(dir);
 }
 
 TEST(Resume, ACheckpointWithoutLogSizesDropsTheMetricsRecordsOfLaterSteps) {
@@ -139,7 +137,6 @@ TEST(Resume, ACheckpointWithoutLogSizesDropsTheMetricsRecordsOfLaterSteps) {
   EXPECT_EQ(keys.size(), 9u);  // train 1-7, valid 5 and 7 (the final validation)
   EXPECT_NE(test::slurp(run / "train.log").find("metrics.jsonl: 1 records past step 5"),
             std::string::npos);
-  remove_tree(dir);
 }
 
 TEST(Resume, ANewRunDiscardsWhatAKilledFirstAttemptLeft) {
@@ -157,7 +154,6 @@ TEST(Resume, ANewRunDiscardsWhatAKilledFirstAttemptLeft) {
   EXPECT_TRUE(temporaries(run).empty());
   EXPECT_NE(test::slurp(run / "train.log").find("new run: discarded config.json.tmp"),
             std::string::npos);
-  remove_tree(dir);
 }
 
 TEST(Checkpoint, AWriteBeyondTheFileSizeLimitFailsNamingTheFileAndTheRunResumes) {
@@ -183,7 +179,6 @@ TEST(Checkpoint, AWriteBeyondTheFileSizeLimitFailsNamingTheFileAndTheRunResumes)
       test::run_nmt({"train", "--resume", run.string(), "--set", "train.max_steps=10"}, dir, "ok");
   EXPECT_EQ(resumed.code, 0) << resumed.output;
   EXPECT_EQ(read_checkpoint_state(run / "last.pt").step, 10);
-  remove_tree(dir);
 }
 
 TEST(RunDirLock, ASecondWriterIsRefusedNamingTheDirectoryAndTheHolder) {
@@ -195,7 +190,6 @@ TEST(RunDirLock, ASecondWriterIsRefusedNamingTheDirectoryAndTheHolder) {
         dir.string() + " is in use by another nmt train (pid " + std::to_string(::getpid()) + ",");
   }
   RunDirLock again(dir);  // released with its owner
-  remove_tree(dir);
 }
 
 TEST(RunDirLock, ATrainingRunKeepsOthersOutAndASigkilledRunResumesWithoutCleanUp) {
@@ -229,7 +223,6 @@ TEST(RunDirLock, ATrainingRunKeepsOthersOutAndASigkilledRunResumesWithoutCleanUp
       {"train", "--resume", run.string(), "--set", "train.max_steps=" + std::to_string(step + 1)},
       dir, "resumed");
   EXPECT_EQ(resumed.code, 0) << resumed.output;
-  remove_tree(dir);
 }
 
 TEST(FaultCampaign, ThreeKillsLeaveLoadableCheckpointsTheSameWeightsAndOneHistory) {
@@ -247,7 +240,6 @@ TEST(FaultCampaign, ThreeKillsLeaveLoadableCheckpointsTheSameWeightsAndOneHistor
             std::string::npos)
       << output;
   EXPECT_NE(output.find("3 kills"), std::string::npos) << output;
-  remove_tree(dir);
 }
 
 }  // namespace

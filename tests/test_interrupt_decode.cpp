@@ -76,7 +76,6 @@ TEST(InterruptDecoding, SigtermDuringTranslateInputWritesTheLinesDoneAndExits130
   EXPECT_GT(written, 0u);
   EXPECT_LT(written, total);
   EXPECT_EQ(count_lines(out), written);
-  remove_tree(dir);
 }
 
 TEST(InterruptDecoding, SigintDuringEvaluateKeepsTheHypothesesDoneAndExits130) {
@@ -102,7 +101,6 @@ TEST(InterruptDecoding, SigintDuringEvaluateKeepsTheHypothesesDoneAndExits130) {
       << log;
   EXPECT_EQ(count_lines(hyp), std::stoul(match[1]));
   EXPECT_EQ(log.find("BLEU"), std::string::npos) << "an interrupted evaluation prints no scores";
-  remove_tree(dir);
 }
 
 }  // namespace

@@ -70,11 +70,7 @@ void write_file_atomically(const fs::path& path, const std::string& bytes,
                 path.string() + " is unchanged");
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int code = errno;
-    throw Error(tmp.string() + ": cannot write " + what + " (" + std::strerror(code) + "); " +
-                path.string() + " is unchanged");
-  }
+  if (fd < 0) fail(errno);
   const int code = write_and_sync(fd, bytes);
   if (::close(fd) != 0 && code == 0) fail(errno);
   if (code != 0) fail(code);
