@@ -60,10 +60,11 @@ TEST(Files, TrainingSyncsEachFileBeforeItsRenameAndTheDirectoryAfter) {
   config.train.max_steps = 4;
   config.train.validate_every = 2;
   save_config(config, dir / "config.json");
-  const pid_t pid = test::start_program(
-      "/usr/bin/strace", {"-f", "-y", "-e", "trace=fsync,rename", "-o", (dir / "trace").string(),
-                          NMT_BINARY, "train", "--config", (dir / "config.json").string()},
-      dir / "train.log");
+  const pid_t pid =
+      test::start_program("/usr/bin/strace",
+                          {"-f", "-y", "-e", "trace=fsync,rename", "-o", (dir / "trace").string(),
+                           NMT_BINARY, "train", "--config", (dir / "config.json").string()},
+                          dir / "train.log");
   ASSERT_EQ(test::wait_nmt(pid), 0) << test::slurp(dir / "train.log");
   // One call per line ("PID call(args) = result"); keep the calls that succeeded.
   std::vector<std::string> calls;
