@@ -19,6 +19,7 @@ packages=(
   libprotobuf-dev protobuf-compiler zlib1g-dev # sentencepiece from source; gzip corpora
   libsentencepiece-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev
   libcpp-httplib-dev                           # HTTP server of nmt serve (optional for the build)
+  libgloo-dev                                  # multi-process training's c10d Gloo (optional)
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot
   clang-format                                 # scripts/check_format.sh (CI)
 )
