@@ -15,7 +15,7 @@
 # DEBS_DIR is filled on a Debian 12 machine (.gpu/ is git-ignored):
 #   mkdir -p .gpu/multi30k && (cd .gpu && apt-get download libsentencepiece0 libsentencepiece-dev \
 #     libcxxopts-dev nlohmann-json3-dev libgtest-dev googletest zlib1g-dev \
-#     libcpp-httplib-dev libcpp-httplib0.11 libbrotli1)
+#     libcpp-httplib-dev libcpp-httplib0.11 libbrotli1 libgloo-dev)   # gloo: multi-process training
 #   cp data/multi30k/*.gz .gpu/multi30k/
 #
 # Environment: TORCH_PREFIX (default: the cmake prefix of python3's torch), DEBS_DIR (default

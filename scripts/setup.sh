@@ -20,6 +20,7 @@ packages=(
   libsentencepiece-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev
   libcpp-httplib-dev                           # HTTP server of nmt serve (optional for the build)
   strace                                       # tests: the fsync/rename order of checkpoint writes
+  libgloo-dev                                  # multi-process training's c10d Gloo (optional)
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot
   clang-format                                 # scripts/check_format.sh (CI)
 )

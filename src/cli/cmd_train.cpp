@@ -1,4 +1,5 @@
 // nmt train: argv -> Config -> Trainer.
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -59,7 +60,9 @@ int run_train(int argc, char** argv) {
   }
   tune_for_training(config);
   install_interrupt_handlers();
-  Trainer trainer(config, resume, std::cout);
+  // torchrun and other launchers describe the process's rank in the environment.
+  const DistEnv dist = parse_dist_env([](const char* name) { return std::getenv(name); });
+  Trainer trainer(config, resume, std::cout, dist);
   const TrainSummary summary = trainer.run();
   return summary.interrupted ? 130 : 0;
 }

@@ -234,6 +234,7 @@ void TrainConfig::validate() const {
   }
   check_min("train.patience", patience, 0);
   check_min("train.keep_checkpoints", keep_checkpoints, 0);
+  check_range("train.dist_timeout", dist_timeout, 1.0, 86400.0);
   for (const auto& split : monitor_splits) {
     if (split.empty() || split.find('/') != std::string::npos) {
       throw Error("train.monitor_splits: '" + split +

@@ -197,6 +197,10 @@ struct TrainConfig {
   /// Extra splits of data.dir (e.g. test_2016_flickr) whose greedy BLEU/chrF are logged at every
   /// validation, to see how fast a run gets somewhere; never used to pick checkpoints or stop.
   std::vector<std::string> monitor_splits;
+  /// Multi-process training (docs/distributed.md): seconds after which a collective that some
+  /// rank never joins (stalled, killed) ends every rank with an error; the rendezvous at start-up
+  /// waits at most min(this, 60). Must exceed the longest rank-0-only phase (validation).
+  double dist_timeout = 300.0;
 
   template <class F>
   void fields(F&& f) {
@@ -214,6 +218,7 @@ struct TrainConfig {
     f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
         f("metric", metric), f("patience", patience);
     f("keep_checkpoints", keep_checkpoints), f("monitor_splits", monitor_splits);
+    f("dist_timeout", dist_timeout);
   }
   void validate() const;
   /// The run directory this config resolves to.

@@ -38,6 +38,7 @@ json state_to_json(const TrainingState& s) {
           {"best_step", s.best_step},
           {"bad_validations", s.bad_validations},
           {"train_seconds", s.train_seconds},
+          {"world_size", s.world_size},
           {"log_bytes", s.log_bytes},
           {"metrics_bytes", s.metrics_bytes}};
 }
@@ -51,7 +52,8 @@ TrainingState state_from_json(const json& j) {
   s.best_step = j.at("best_step");
   s.bad_validations = j.at("bad_validations");
   s.train_seconds = j.at("train_seconds");
-  s.log_bytes = j.value("log_bytes", int64_t(-1));  // absent before nmt 0.1 wrote them
+  s.world_size = j.value("world_size", int64_t(1));  // absent before multi-process training
+  s.log_bytes = j.value("log_bytes", int64_t(-1));   // absent before nmt 0.1 wrote them
   s.metrics_bytes = j.value("metrics_bytes", int64_t(-1));
   return s;
 }

@@ -22,6 +22,7 @@ struct TrainingState {
   int64_t best_step = 0;                                          ///< step of the best validation
   int64_t bad_validations = 0;  ///< validations since the best (early stopping)
   double train_seconds = 0.0;   ///< training wall-clock so far (for train.max_minutes)
+  int64_t world_size = 1;       ///< processes that trained it (a step is this × accum_steps)
   /// Sizes of the run's train.log and metrics.jsonl when the checkpoint was written (-1:
   /// unknown, an older checkpoint): a resume cuts the logs back to them (train/resume.h).
   int64_t log_bytes = -1;

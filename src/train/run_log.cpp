@@ -31,23 +31,29 @@ RunLog::RunLog(const std::filesystem::path& run_dir, std::ostream& console)
   }
 }
 
+RunLog::RunLog(std::ostream& console) : console_(console) {}
+
 void RunLog::line(const std::string& text, bool console) {
   if (console) console_ << text << std::endl;
-  log_ << timestamp() << "  " << text << std::endl;
+  if (log_.is_open()) log_ << timestamp() << "  " << text << std::endl;
 }
 
 int64_t RunLog::log_bytes() const {
+  if (log_path_.empty()) return 0;
   std::error_code ec;
   const auto size = std::filesystem::file_size(log_path_, ec);
   return ec ? 0 : int64_t(size);
 }
 
 int64_t RunLog::metrics_bytes() const {
+  if (metrics_path_.empty()) return 0;
   std::error_code ec;
   const auto size = std::filesystem::file_size(metrics_path_, ec);
   return ec ? 0 : int64_t(size);
 }
 
-void RunLog::metrics(const nlohmann::json& record) { metrics_ << record.dump() << std::endl; }
+void RunLog::metrics(const nlohmann::json& record) {
+  if (metrics_.is_open()) metrics_ << record.dump() << std::endl;
+}
 
 }  // namespace nmt

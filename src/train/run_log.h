@@ -17,6 +17,9 @@ namespace nmt {
 class RunLog {
  public:
   RunLog(const std::filesystem::path& run_dir, std::ostream& console);
+  /// A log without files, lines to `console` only: the ranks other than 0 of a multi-process
+  /// run (rank 0 alone writes the run's records).
+  explicit RunLog(std::ostream& console);
 
   /// A human-readable line, time-stamped in the log file; echoed to the console unless
   /// `console` is false (a progress bar already shows it).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -52,11 +53,75 @@ void check_resumable(const fs::path& last, const LoadedModel& saved, const Confi
 
 }  // namespace
 
-Trainer::Trainer(Config config, bool resume, std::ostream& console)
+Trainer::Trainer(Config config, bool resume, std::ostream& console, const DistEnv& dist)
     : config_(std::move(config)),
       run_dir_(config_.train.resolved_run_dir()),
-      device_(resolve_device(config_.train.device)),
+      device_(rank_device(resolve_device(config_.train.device), dist)),
       window_(std::make_unique<Window>()) {
+  if (dist.distributed()) {
+    comm_ = std::make_unique<WorldComm>(dist, device_, config_.train.dist_timeout);
+    check_same_on_all_ranks(*comm_,
+                            {{"config fingerprint", fingerprint(config_to_json(config_).dump())},
+                             {"--resume", resume ? 1 : 0}},
+                            "config (--config, --set and --resume)");
+  } else {
+    comm_ = std::make_unique<WorldComm>();  // one process: no c10d
+  }
+  const int64_t threads =
+      dist.distributed()
+          ? rank_threads(dist, config_.train.threads, int64_t(std::thread::hardware_concurrency()))
+          : config_.train.threads;
+  if (device_.is_cpu()) configure_threads(threads);
+  torch::manual_seed(uint64_t(config_.train.seed));
+  RunDirReport tidied;
+  if (comm_->is_main()) {
+    try {  // the other ranks wait for this; they learn why it failed instead of timing out
+      tidied = prepare_run_dir(resume, console);
+    } catch (const std::exception& e) {
+      comm_->publish("prepared", e.what());
+      throw;
+    }
+    comm_->publish("prepared", "");
+  } else {
+    join_prepared_run();
+  }
+  config_.model.src_vocab_size = tokenizer_->src_vocab_size();
+  config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
+  config_.validate();
+  if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
+    // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
+    const bool fp32 = resolve_precision(config_.train.precision, device_) == Precision::kFp32;
+    const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
+                                                           : config_.train.cpu_workers;
+    if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, threads);
+  }
+  train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
+  valid_ = load_split(config_.data, config_.data.valid_split, *tokenizer_);
+  log_->line(describe(config_.data.train_split, train_.stats));
+  log_->line(describe(config_.data.valid_split, valid_.stats));
+  for (const auto& split : config_.train.monitor_splits) {
+    monitors_.emplace_back(split, load_split(config_.data, split, *tokenizer_));
+  }
+  set_up_model(resume);
+  const int64_t trained_on = state_.world_size;
+  state_.world_size = comm_->size();
+  if (comm_->is_main()) {
+    if (tidied.rewrite_best) {  // killed between last.pt and best.pt: last.pt's weights are best
+      save(run_dir_ / "best.pt", /*with_optimizer=*/false);
+      log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
+    }
+    if (resume && config_.train.keep_checkpoints > 0) rotate_step_checkpoints();
+    save_config(config_, run_dir_ / "config.json");
+  }
+  synchronise_ranks(resume ? trained_on : comm_->size());
+  log_->line(describe_device(device_) +
+             (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
+             ", precision " + describe_precision(config_.train.precision, device_) + ", " +
+             std::to_string(count_parameters(*model_)) + " parameters" +
+             (comm_->size() > 1 ? ", " + std::to_string(comm_->size()) + " processes" : ""));
+}
+
+RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console) {
   const fs::path last = run_dir_ / "last.pt";
   if (resume && !fs::exists(last)) {
     throw Error(run_dir_.string() + ": nothing to resume (no last.pt)");
@@ -71,43 +136,53 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console)
   recorded.step = -1;
   recorded.log_bytes = recorded.metrics_bytes = 0;
   if (resume) recorded = read_checkpoint_state(last);
-  const RunDirReport tidied = tidy_run_dir(run_dir_, recorded);
+  RunDirReport tidied = tidy_run_dir(run_dir_, recorded);
   log_ = std::make_unique<RunLog>(run_dir_, console);
   if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
-  if (device_.is_cpu()) configure_threads(config_.train.threads);
-  torch::manual_seed(uint64_t(config_.train.seed));
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
-  config_.model.src_vocab_size = tokenizer_->src_vocab_size();
-  config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
-  config_.validate();
-  if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
-    // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
-    const bool fp32 = resolve_precision(config_.train.precision, device_) == Precision::kFp32;
-    const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
-                                                           : config_.train.cpu_workers;
-    if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, config_.train.threads);
-  }
-  train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
-  valid_ = load_split(config_.data, config_.data.valid_split, *tokenizer_);
-  log_->line(describe(config_.data.train_split, train_.stats));
-  log_->line(describe(config_.data.valid_split, valid_.stats));
-  for (const auto& split : config_.train.monitor_splits) {
-    monitors_.emplace_back(split, load_split(config_.data, split, *tokenizer_));
-  }
-  set_up_model(resume);
-  if (tidied.rewrite_best) {  // killed between last.pt and best.pt: last.pt's weights are the best
-    save(run_dir_ / "best.pt", /*with_optimizer=*/false);
-    log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
-  }
-  if (resume && config_.train.keep_checkpoints > 0) rotate_step_checkpoints();
-  save_config(config_, run_dir_ / "config.json");
-  log_->line(describe_device(device_) +
-             (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
-             ", precision " + describe_precision(config_.train.precision, device_) + ", " +
-             std::to_string(count_parameters(*model_)) + " parameters");
+  return tidied;
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::join_prepared_run() {
+  const std::string failure =
+      comm_->fetch("prepared", "start-up: waiting for rank 0 to prepare " + run_dir_.string());
+  if (!failure.empty()) {
+    throw Error(comm_->who() + ": rank 0 could not prepare the run: " + failure);
+  }
+  log_ = std::make_unique<RunLog>(quiet_);
+  for (const auto& file : Tokenizer::model_files(config_.data, run_dir_)) {
+    if (!fs::exists(file)) {
+      throw Error(comm_->who() + ": " + file.string() +
+                  ", the tokenizer rank 0 prepared, is not visible here: train.run_dir must be "
+                  "on a file system that every rank shares (docs/distributed.md)");
+    }
+  }
+  tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
+}
+
+void Trainer::synchronise_ranks(int64_t trained_on) {
+  const int64_t world = comm_->size();
+  if (world == 1 && trained_on == 1) return;
+  broadcast_parameters(*comm_, model_->parameters());
+  check_same_on_all_ranks(*comm_,
+                          {{"parameter count", count_parameters(*model_)},
+                           {"training pairs", int64_t(train_.examples.size())},
+                           {"training target pieces", train_.stats.tgt_tokens},
+                           {"resumed step", state_.step},
+                           {"data-parallel workers", workers_ ? workers_->size() : 1}},
+                          "data, model and train.cpu_workers");
+  if (trained_on == world) return;
+  const int64_t accum = config_.train.accum_steps;
+  log_->line("resume: last.pt was trained on " + std::to_string(trained_on) +
+             " processes, this run has " + std::to_string(world) + ": a step now takes " +
+             std::to_string(world) + " x accum_steps " + std::to_string(accum) + " = " +
+             std::to_string(world * accum) + " batches (was " + std::to_string(trained_on * accum) +
+             "); limits and schedules counted in steps keep counting steps, so each remaining "
+             "step sees " +
+             (world > trained_on ? "more" : "less") + " data than before");
+}
 
 void Trainer::set_up_model(bool resume) {
   model_ = Seq2Seq(config_.model);

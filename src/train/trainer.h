@@ -15,6 +15,7 @@
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
+#include "train/distributed.h"
 #include "train/resume.h"
 #include "train/run_log.h"
 #include "train/validation.h"
@@ -40,7 +41,10 @@ class Trainer {
   /// Prepares a new run in config.train.resolved_run_dir(), or with `resume` continues the run
   /// found there from its last.pt. Starting anew over an existing run is an error (never
   /// overwrites work); resuming with different model/data settings is an error naming the key.
-  Trainer(Config config, bool resume, std::ostream& console);
+  /// With `dist` describing several processes (parse_dist_env) this process trains as one rank
+  /// of them (docs/distributed.md): rank 0 alone prepares the run directory, validates and
+  /// writes; every rank must be started with the same config.
+  Trainer(Config config, bool resume, std::ostream& console, const DistEnv& dist = {});
   ~Trainer();
 
   /// Runs until a limit, early stopping or an interrupt; returns how it ended. A non-finite
@@ -52,13 +56,27 @@ class Trainer {
   Seq2Seq& model() { return model_; }
 
  private:
+  /// Rank 0's start: checks, locks and tidies the run directory, opens the logs, prepares the
+  /// tokenizer; returns what tidying found. Other ranks wait for it (join_prepared_run).
+  RunDirReport prepare_run_dir(bool resume, std::ostream& console);
+  void join_prepared_run();
   void set_up_model(bool resume);
+  /// After set-up: rank 0's parameters everywhere, the ranks' data and model compared, and a
+  /// resume on another number of processes explained in the log.
+  void synchronise_ranks(int64_t trained_on);
+  /// Every rank stops if one was interrupted or rank 0 decided to stop (a no-op for one process).
+  void agree_stop(TrainSummary& summary);
   void train_epoch(TrainSummary& summary);
   /// The examples this epoch's batches index: train_'s, or sampled_ under subword sampling.
   const std::vector<Example>& epoch_examples() const;
   /// Re-segments the training split for the epoch under way (data.subword_alpha > 0).
   void resample_subwords();
+  /// One optimizer step over `group`, the step's batches of all ranks (this rank takes its
+  /// accum_steps of them); returns the step's mean loss per target token over all ranks.
   double train_step(const std::vector<std::vector<size_t>>& group);
+  /// Sums the gradients and the step's statistics (`sums`: loss, nll, flops; rank 0's clock)
+  /// over the ranks, in place; rank 0's clock goes to window_->agreed_elapsed.
+  void reduce_step(std::vector<double>& sums);
   void after_step(TrainSummary& summary, double loss);
   /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
   void run_validation(TrainSummary& summary, bool final = false);
@@ -74,6 +92,8 @@ class Trainer {
   void say(const std::string& text);  ///< a log line that does not garble the progress bar
 
   Config config_;
+  std::unique_ptr<WorldComm> comm_;  ///< the other ranks (a no-op for one process)
+  std::ostream quiet_{nullptr};      ///< ranks other than 0 log nowhere
   std::filesystem::path run_dir_;
   std::unique_ptr<RunDirLock> lock_;  ///< held while this Trainer may write into run_dir_
   at::Device device_;

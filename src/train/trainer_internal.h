@@ -24,6 +24,7 @@ struct Trainer::Window {
   std::unique_ptr<ProgressBar> bar;  ///< this epoch's bar (terminal only)
   int64_t epoch_batches = 0;         ///< batches in the current epoch (for budget progress)
   double lr = 0.0;                   ///< learning rate of the latest step
+  double agreed_elapsed = 0.0;       ///< several processes: rank 0's elapsed() at the last step
   // Throughput of this process's training steps (validation excluded), for the summary.
   int64_t run_tokens = 0;
   double run_seconds = 0.0;

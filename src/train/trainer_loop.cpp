@@ -5,15 +5,7 @@
 
 #include <unistd.h>
 
-#include "core/error.h"
 #include "core/interrupt.h"
-#include "core/precision.h"
-#include "core/special_ids.h"
-#include "model/dropout.h"
-#include "train/flops.h"
-#include "train/loss.h"
-#include "train/optimizer.h"
-#include "train/schedule.h"
 #include "train/trainer.h"
 #include "train/trainer_internal.h"
 
@@ -33,33 +25,6 @@ std::string scientific(double value) {
   return buffer;
 }
 
-/// Loss sums of one batch: only non-padding target positions reach the output projection
-/// (a third of a Multi30k batch's positions can be padding; the projection is the widest matmul).
-/// With R-Drop (train.rdrop_alpha > 0) the batch is stacked on itself, so one pass gives each
-/// sentence two dropout masks; the sums are (both copies' cross-entropy + α·symmetric KL) / 2,
-/// as in Liang et al. 2021, so that divided by the batch's target tokens they stay per-token
-/// means comparable with a run without it.
-LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& config,
-                    const at::Device& device) {
-  const bool rdrop = config.rdrop_alpha > 0.0;
-  const auto twice = [rdrop](const at::Tensor& t) { return rdrop ? at::cat({t, t}, 0) : t; };
-  at::Tensor logits, targets;
-  {
-    AutocastGuard autocast(config.precision, device);
-    const auto hidden = model->forward_hidden(twice(batch.src), twice(batch.tgt_in));
-    const auto flat = twice(batch.tgt_out).reshape(-1);  // [b * tgt_len] (twice with R-Drop)
-    const auto keep =
-        flat.ne(kPadId).nonzero().squeeze(1);  // [tokens]: first copy's, then second's
-    const auto selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
-    logits = model->decoder->project(selected);  // [tokens, vocab]
-    targets = flat.index_select(0, keep);        // [tokens]
-  }
-  const auto sums = label_smoothed_cross_entropy(logits, targets, config.label_smoothing);
-  if (!rdrop) return sums;
-  const auto kl = symmetric_kl_sum(logits);
-  return {0.5 * (sums.loss + config.rdrop_alpha * kl), 0.5 * sums.nll};
-}
-
 /// True when `out` is the process's stdout or stderr and that is a terminal.
 bool console_is_terminal(const std::ostream& out) {
   if (&out == &std::cout) return isatty(STDOUT_FILENO) != 0;
@@ -75,7 +40,10 @@ TrainSummary Trainer::run(bool final_validation) {
   window_->seconds_before = state_.train_seconds;
   window_->run_start = Clock::now();
   model_->train();
-  if (config_.train.validate_at_start && state_.step == 0) run_validation(summary);
+  if (config_.train.validate_at_start && state_.step == 0) {
+    run_validation(summary);
+    agree_stop(summary);
+  }
   limit_reached(summary);  // resuming a finished run trains no further
   while (!stop_) {
     if (config_.train.max_epochs > 0 && state_.epoch >= config_.train.max_epochs) {
@@ -111,14 +79,16 @@ TrainSummary Trainer::run(bool final_validation) {
                fixed(state_.best_metric, 3) + " at step " + std::to_string(state_.best_step) +
                "; checkpoints in " + run_dir_.string());
   }
-  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
+  if (comm_->is_main()) save(run_dir_ / "last.pt", /*with_optimizer=*/true);
+  comm_->barrier("the run's end (rank 0 saving last.pt)");
   return summary;
 }
 
 void Trainer::train_epoch(TrainSummary& summary) {
   if (samples_subwords(config_.data)) resample_subwords();
   const auto batches = make_batches(epoch_examples(), batching_options(config_.data), state_.epoch);
-  const auto accum = size_t(config_.train.accum_steps);
+  // A step takes accum_steps batches on each rank (train_step picks this rank's).
+  const auto accum = size_t(config_.train.accum_steps * comm_->size());
   window_->epoch_batches = int64_t(batches.size());
   if (console_is_terminal(log_->console())) {
     ProgressOptions options;
@@ -146,6 +116,7 @@ void Trainer::train_epoch(TrainSummary& summary) {
   state_.batch_in_epoch = 0;
   if (config_.train.validate_every == 0 && window_->last_validated != state_.step) {
     run_validation(summary);
+    agree_stop(summary);
   }
 }
 
@@ -171,76 +142,9 @@ void Trainer::resample_subwords() {
       ")");
 }
 
-double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
-  // One shard list per worker (one list, the whole batches, without data-parallel workers).
-  const size_t workers = workers_ ? size_t(workers_->size()) : 1;
-  std::vector<std::vector<Batch>> shards(workers);
-  int64_t tokens = 0;
-  for (const auto& indices : group) {
-    const auto parts = workers > 1 ? interleaved_shards(indices, int64_t(workers))
-                                   : std::vector<std::vector<size_t>>{indices};
-    for (size_t w = 0; w < parts.size(); ++w) {
-      shards[w].push_back(collate(epoch_examples(), parts[w]));
-      const Batch& b = shards[w].back();
-      tokens += b.tgt_tokens;
-      // R-Drop runs each batch twice: twice the model work for the same target tokens.
-      const int64_t copies = config_.train.rdrop_alpha > 0.0 ? 2 : 1;
-      window_->run_flops += training_flops(
-          config_.model,
-          {copies * b.size(), b.src.size(1), b.tgt_in.size(1), copies * b.tgt_tokens});
-    }
-  }
-  window_->run_tokens += tokens;
-  clear_gradients(*optimizer_);
-  std::vector<double> losses(workers, 0.0), nlls(workers, 0.0);
-  const auto run_shards = [&](size_t w) {
-    for (const auto& cpu_batch : shards[w]) {
-      const auto sums = batch_loss(model_, cpu_batch.to(device_), config_.train, device_);
-      (sums.loss / double(tokens)).backward();  // mean over every target token of the step
-      losses[w] += sums.loss.item<double>();
-      nlls[w] += sums.nll.item<double>();
-    }
-  };
-  if (workers > 1) {
-    // Each worker's dropout masks come from its own seed, drawn here in worker order.
-    std::vector<uint64_t> seeds;
-    for (size_t w = 0; w < workers; ++w) seeds.push_back(draw_dropout_seed());
-    workers_->run([&](int64_t w) {
-      DropoutSeedScope dropout_seeds(seeds[size_t(w)]);
-      run_shards(size_t(w));
-    });
-  } else {
-    run_shards(0);
-  }
-  double loss_sum = 0.0;
-  for (size_t w = 0; w < workers; ++w) {  // summed in worker order: the same every run
-    loss_sum += losses[w];
-    window_->nll_sum += nlls[w];
-  }
-  if (!std::isfinite(loss_sum)) {
-    throw Error("non-finite training loss at step " + std::to_string(state_.step + 1) +
-                ": training stopped without saving; the last good checkpoint is " +
-                (run_dir_ / "last.pt").string() +
-                ". Lower train.lr, raise train.warmup_steps or use train.precision=fp32");
-  }
-  const double grad_scale = clip_scale(model_->parameters(), config_.train.clip_norm);
-  const double epochs =
-      double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
-                                 double(std::max<int64_t>(window_->epoch_batches, 1));
-  const double lr =
-      learning_rate(config_.train, state_.step + 1,
-                    budget_progress(config_.train, state_.step + 1, window_->elapsed(), epochs));
-  window_->lr = lr;
-  for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
-  optimizer_step(*optimizer_, grad_scale);
-  window_->loss_sum += loss_sum;
-  window_->tokens += tokens;
-  return loss_sum / double(tokens);
-}
-
 void Trainer::after_step(TrainSummary& summary, double loss) {
   auto& w = *window_;
-  state_.train_seconds = w.elapsed();
+  state_.train_seconds = comm_->size() > 1 ? w.agreed_elapsed : w.elapsed();
   const double lr = w.lr;
   if (w.bar) {
     w.bar->update(state_.batch_in_epoch,
@@ -277,6 +181,7 @@ void Trainer::after_step(TrainSummary& summary, double loss) {
     summary.stop_reason = "interrupted";
   }
   if (!stop_) limit_reached(summary);
+  agree_stop(summary);
 }
 
 void Trainer::say(const std::string& text) {
@@ -296,6 +201,10 @@ bool Trainer::limit_reached(TrainSummary& summary) {
 }
 
 void Trainer::run_validation(TrainSummary& summary, bool final) {
+  if (!comm_->is_main()) {  // rank 0 alone validates; agree_stop passes on its decision
+    window_->last_validated = state_.step;
+    return;
+  }
   const auto or_null = [](double v) {
     return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   };
@@ -360,7 +269,8 @@ void Trainer::save_validation_checkpoints(bool best, bool final) {
     const int64_t interval =
         config_.train.validate_every > 0
             ? config_.train.validate_every
-            : (window_->epoch_batches + config_.train.accum_steps - 1) / config_.train.accum_steps;
+            : (window_->epoch_batches + config_.train.accum_steps * comm_->size() - 1) /
+                  (config_.train.accum_steps * comm_->size());
     rotate_step_checkpoints(final ? interval / 10 : 0);
   }
 }
