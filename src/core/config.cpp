@@ -1,7 +1,6 @@
 #include "core/config.h"
 
 #include <fstream>
-#include <initializer_list>
 #include <sstream>
 #include <type_traits>
 
@@ -20,7 +19,11 @@ const char* type_name_of(const json& value) { return value.type_name(); }
 /// Assigns `value` to a typed field, or throws naming `where` and the expected type.
 template <class T>
 void assign(T& field, const json& value, const std::string& where) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (std::is_same_v<T, CorpusSpec>) {
+    field = corpus_from_json(value, where);
+  } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
+    field = corpus_list_from_json(value, where);
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (!value.is_boolean()) {
       throw Error(where + ": expected true or false, got " + type_name_of(value) + " " +
                   value.dump());
@@ -108,8 +111,13 @@ template <class Section>
 json write_section(Section section) {
   json object = json::object();
   section.fields([&](const char* name, auto& field) {
-    if constexpr (std::is_enum_v<std::decay_t<decltype(field)>>) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_enum_v<T>) {
       object[name] = choice_name(field);
+    } else if constexpr (std::is_same_v<T, CorpusSpec>) {
+      object[name] = corpus_to_json(field);
+    } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
+      object[name] = corpus_list_to_json(field);
     } else {
       object[name] = field;
     }
@@ -142,14 +150,58 @@ void check_range(const char* key, double value, double min, double max) {
   }
 }
 
-void check_choice(const char* key, const std::string& value,
-                  std::initializer_list<const char*> choices) {
-  std::string valid;
-  for (const char* choice : choices) {
-    if (value == choice) return;
-    valid += (valid.empty() ? "" : ", ") + std::string(choice);
+/// The keys a section still reads under their old names (configs and checkpoints written
+/// before data.train/data.valid took corpus lists).
+std::string canonical_key(const std::string& section, const std::string& key) {
+  if (section == "data" && key == "train_split") return "train";
+  if (section == "data" && key == "valid_split") return "valid";
+  return key;
+}
+
+/// `object` (one section) with its old key names renamed; an old and a new name together are
+/// an error.
+json with_current_keys(const std::string& section, const json& object, const std::string& where) {
+  if (!object.is_object()) return object;
+  json renamed = json::object();
+  for (const auto& [key, value] : object.items()) {
+    const std::string current = canonical_key(section, key);
+    if (current != key && object.contains(current)) {
+      throw Error(where + ": both '" + key + "' and its new name '" + current + "': keep one");
+    }
+    renamed[current] = value;
   }
-  throw Error(std::string(key) + " = '" + value + "' is not valid: choose one of " + valid);
+  return renamed;
+}
+
+/// Language codes only name files, so any short file-name-safe code will do.
+void check_language(const char* key, const std::string& code) {
+  const bool valid =
+      !code.empty() && code.size() <= 32 &&
+      code.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") ==
+          std::string::npos;
+  if (!valid) {
+    throw Error(std::string(key) + " = '" + code +
+                "' is not a valid language code: use 1-32 characters from [A-Za-z0-9_-], "
+                "e.g. en, pt-BR, ja");
+  }
+}
+
+/// data.spm_model / spm_model_tgt agree with data.joint_vocab.
+void check_spm_models(const DataConfig& data) {
+  if (!data.spm_model_tgt.empty() && data.spm_model.empty()) {
+    throw Error("data.spm_model_tgt = '" + data.spm_model_tgt +
+                "' needs data.spm_model (the source side's model) too");
+  }
+  if (data.spm_model.empty()) return;
+  if (data.joint_vocab && !data.spm_model_tgt.empty()) {
+    throw Error("data.spm_model_tgt = '" + data.spm_model_tgt +
+                "' gives the target side its own model: set data.joint_vocab = false too");
+  }
+  if (!data.joint_vocab && data.spm_model_tgt.empty()) {
+    throw Error("data.joint_vocab = false with data.spm_model = '" + data.spm_model +
+                "': give the target side's model as data.spm_model_tgt (or set "
+                "data.joint_vocab = true to use one model for both)");
+  }
 }
 
 }  // namespace
@@ -179,12 +231,18 @@ void ModelConfig::validate() const {
 }
 
 void DataConfig::validate() const {
-  for (const auto& [key, lang] :
-       {std::pair{"data.src_lang", src_lang}, {"data.tgt_lang", tgt_lang}}) {
-    check_choice(key, lang, {"en", "de", "fr", "cs"});
+  check_language("data.src_lang", src_lang);
+  check_language("data.tgt_lang", tgt_lang);
+  if (src_lang == tgt_lang) {
+    throw Error("data.src_lang and data.tgt_lang are both '" + src_lang +
+                "': the two sides need different codes (they name the files)");
   }
-  if (src_lang == tgt_lang)
-    throw Error("data.src_lang and data.tgt_lang are both '" + src_lang + "'");
+  if (train.empty()) throw Error("data.train is empty: name at least one training corpus");
+  for (size_t i = 0; i < train.size(); ++i)
+    train[i].validate("data.train[" + std::to_string(i) + "]");
+  valid.validate("data.valid");
+  if (valid.weight != 1.0) throw Error("data.valid: a weight applies to data.train corpora only");
+  check_spm_models(*this);
   check_range("data.vocab_size", vocab_size, 16, 1000000);
   check_range("data.character_coverage", character_coverage, 0.9, 1.0);
   check_min("data.max_len", max_len, 1);
@@ -234,10 +292,10 @@ void TrainConfig::validate() const {
   }
   check_min("train.patience", patience, 0);
   check_min("train.keep_checkpoints", keep_checkpoints, 0);
-  for (const auto& split : monitor_splits) {
-    if (split.empty() || split.find('/') != std::string::npos) {
-      throw Error("train.monitor_splits: '" + split +
-                  "' is not a split name (a file stem in data.dir, e.g. test_2016_flickr)");
+  for (const auto& corpus : monitor_splits) {
+    corpus.validate("train.monitor_splits");
+    if (corpus.weight != 1.0) {
+      throw Error("train.monitor_splits: a weight applies to data.train corpora only");
     }
   }
 }
@@ -289,7 +347,8 @@ Config config_from_json(const json& json_config, const std::string& origin) {
     bool found = false;
     for_each_section(config, [&](const char* name, auto& section) {
       if (key == name) {
-        read_section(section, value, origin + ": " + name);
+        read_section(section, with_current_keys(name, value, origin + ": " + name),
+                     origin + ": " + name);
         found = true;
       }
     });
@@ -349,7 +408,7 @@ void apply_override(Config& config, const std::string& assignment) {
     throw Error("--set '" + assignment + "': expected section.key=value, e.g. train.lr=3e-4");
   }
   const std::string section = assignment.substr(0, dot);
-  const std::string key = assignment.substr(dot + 1, eq - dot - 1);
+  const std::string key = canonical_key(section, assignment.substr(dot + 1, eq - dot - 1));
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = text;  // bare strings need no quotes: train.device=cpu
@@ -358,9 +417,12 @@ void apply_override(Config& config, const std::string& assignment) {
     throw Error("--set '" + assignment + "': unknown section '" + section +
                 "' (known: model, data, train, decode)");
   }
-  if (patch[section].contains(key) && patch[section][key].is_string()) value = text;
-  if (patch[section].contains(key) && patch[section][key].is_array() && !value.is_array()) {
-    value = text;  // train.monitor_splits=a,b
+  // An object or a list stays JSON (data.train=[{"src": "a.ja", "tgt": "a.en"}]); other values
+  // of string and list keys are text: train.name=123, train.monitor_splits=a,b.
+  const bool structured = value.is_object() || value.is_array();
+  if (patch[section].contains(key) && !structured &&
+      (patch[section][key].is_string() || patch[section][key].is_array())) {
+    value = text;
   }
   patch[section][key] = value;
   config = config_from_json(patch, "--set " + assignment);

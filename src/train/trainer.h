@@ -15,6 +15,7 @@
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
+#include "train/finetune.h"
 #include "train/resume.h"
 #include "train/run_log.h"
 #include "train/validation.h"
@@ -40,7 +41,10 @@ class Trainer {
   /// Prepares a new run in config.train.resolved_run_dir(), or with `resume` continues the run
   /// found there from its last.pt. Starting anew over an existing run is an error (never
   /// overwrites work); resuming with different model/data settings is an error naming the key.
-  Trainer(Config config, bool resume, std::ostream& console);
+  /// A new run with `init_from` (a run directory or checkpoint) fine-tunes it (train/finetune.h):
+  /// its tokenizer and weights, fresh training state.
+  Trainer(Config config, bool resume, std::ostream& console,
+          const std::filesystem::path& init_from = {});
   ~Trainer();
 
   /// Runs until a limit, early stopping or an interrupt; returns how it ended. A non-finite
@@ -52,12 +56,18 @@ class Trainer {
   Seq2Seq& model() { return model_; }
 
  private:
-  void set_up_model(bool resume);
+  /// Loads the --init-from parent and adopts its config, tokenizer files and record.
+  std::unique_ptr<Parent> adopt_parent(const std::filesystem::path& init_from);
+  /// Loads data.train, data.valid and train.monitor_splits and logs their statistics.
+  void load_data();
+  void set_up_model(bool resume, const Parent* parent);
   void train_epoch(TrainSummary& summary);
   /// The examples this epoch's batches index: train_'s, or sampled_ under subword sampling.
   const std::vector<Example>& epoch_examples() const;
   /// Re-segments the training split for the epoch under way (data.subword_alpha > 0).
   void resample_subwords();
+  /// Draws the epoch under way's mix of weighted corpora (data/mixing.h) into mixed_.
+  void remix();
   double train_step(const std::vector<std::vector<size_t>>& group);
   void after_step(TrainSummary& summary, double loss);
   /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
@@ -81,6 +91,7 @@ class Trainer {
   std::optional<Tokenizer> tokenizer_;
   EncodedSplit train_;
   std::vector<Example> sampled_;  ///< this epoch's re-segmented train_ (data.subword_alpha > 0)
+  std::vector<Example> mixed_;    ///< this epoch's pairs of weighted corpora (data/mixing.h)
   EncodedSplit valid_;
   std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
   Seq2Seq model_{nullptr};
