@@ -23,6 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+/// The default config with `assignments` applied (and validated).
+Config apply_overrides_to(const std::vector<std::string>& assignments) {
+  Config config;
+  apply_overrides(config, assignments);
+  return config;
+}
+
 TEST(CorpusSpec, ReadsEveryFormAndWritesOnlyTheNewKeys) {
   const json config = {{"data",
                         {{"train",
@@ -88,10 +95,11 @@ TEST(CorpusSpec, SetTakesSplitNamesListsAndJson) {
 
 TEST(CorpusSpec, LanguageCodesOnlyNeedToBeFileNameSafe) {
   Config c;
-  for (const std::string code : {"pt-BR", "ja", "xx", "zh_Hant", std::string(32, 'a')}) {
+  for (const std::string& code :
+       std::vector<std::string>{"pt-BR", "ja", "xx", "zh_Hant", std::string(32, 'a')}) {
     EXPECT_NO_THROW(apply_overrides(c, {"data.src_lang=" + code})) << code;
   }
-  for (const std::string code : {"e n", "a/b", "", std::string(33, 'a')}) {
+  for (const std::string& code : std::vector<std::string>{"e n", "a/b", "", std::string(33, 'a')}) {
     test::expect_error([&] { apply_overrides(c, {"data.tgt_lang=" + code}); },
                        "is not a valid language code: use 1-32 characters from [A-Za-z0-9_-]");
   }
@@ -105,10 +113,19 @@ TEST(CorpusSpec, LanguageCodesOnlyNeedToBeFileNameSafe) {
 TEST(CorpusSpec, SpmModelKeysMustAgreeWithJointVocab) {
   Config c;
   EXPECT_NO_THROW(apply_overrides(c, {"data.spm_model=m.model"}));
-  test::expect_error([&] { apply_overrides(c, {"data.spm_model_tgt=t.model"}); },
-                     "set data.joint_vocab = false too");
-  test::expect_error([&] { apply_overrides(c, {"data.joint_vocab=false"}); },
-                     "give the target side's model as data.spm_model_tgt");
+  EXPECT_NO_THROW(apply_overrides(c, {"data.joint_vocab=false", "data.spm_model_tgt=t.model"}));
+  test::expect_error(
+      [] {
+        (void)apply_overrides_to({"data.spm_model=m.model", "data.spm_model_tgt=t.model"});
+      },
+      "set data.joint_vocab = false too");
+  test::expect_error(
+      [] {
+        (void)apply_overrides_to({"data.spm_model=m.model", "data.joint_vocab=false"});
+      },
+      "give the target side's model as data.spm_model_tgt");
+  test::expect_error([] { (void)apply_overrides_to({"data.spm_model_tgt=t.model"}); },
+                     "needs data.spm_model");
 }
 
 TEST(CorpusRead, FilesWithAnyNamesTsvColumnsCrlfAndByteOrderMark) {

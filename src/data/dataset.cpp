@@ -118,12 +118,13 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   std::error_code ec;
   bool all_present = true;
   for (const auto& file : files) all_present = all_present && fs::exists(file, ec);
-  if (trained) *trained = !all_present;
-  if (all_present) return Tokenizer::load(files);
-  if (!data.spm_model.empty()) {
+  // Until the run has a checkpoint, data.spm_model wins over what an earlier attempt left.
+  if (!data.spm_model.empty() && !fs::exists(run_dir / "last.pt", ec)) {
     if (trained) *trained = false;
     return Tokenizer::reuse(data, run_dir);
   }
+  if (trained) *trained = !all_present;
+  if (all_present) return Tokenizer::load(files);
 
   // Train on the non-empty training sentences of each side, as load_corpus will see them.
   std::vector<std::string> src, tgt;

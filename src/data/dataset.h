@@ -64,10 +64,10 @@ inline bool samples_subwords(const DataConfig& data) { return data.subword_alpha
 std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
                                      const Tokenizer& tokenizer, int64_t epoch);
 
-/// The tokenizer of a run: loads it from `run_dir` if its model file(s) exist
-/// (Tokenizer::model_files); else copies data.spm_model (and spm_model_tgt) there when given;
-/// else trains it on every data.train corpus, each pair once (non-empty lines, trimmed) and
-/// writes it there. `trained`, when given, says whether it was trained.
+/// The tokenizer of a run: copies data.spm_model (and spm_model_tgt) into `run_dir` when given
+/// and the run has no last.pt yet; else loads it from `run_dir` if its model file(s) exist
+/// (Tokenizer::model_files); else trains it on every data.train corpus, each pair once (non-empty
+/// lines, trimmed) and writes it there. `trained`, when given, says whether it was trained.
 Tokenizer prepare_tokenizer(const DataConfig& data, const std::filesystem::path& run_dir,
                             bool* trained = nullptr);
 
