@@ -54,7 +54,7 @@ def comments(header):
             pending.append(stripped[3:].strip())
             continue
         m = FIELD.match(line)
-        if m and "(" not in line.split("///")[0]:
+        if m and "(" not in line.split("///")[0].split("=")[0]:  # not a function
             text = " ".join(pending + ([m.group(2).strip()] if m.group(2) else []))
             out.setdefault(section, {})[m.group(1)] = text
             last = m.group(1)

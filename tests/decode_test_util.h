@@ -22,7 +22,7 @@ inline const Tokenizer& fixture_tokenizer() {
     const std::filesystem::path fixtures = NMT_FIXTURES_DIR;
     DataConfig data;
     data.dir = fixtures.string();
-    data.train_split = "tiny";
+    data.train = {CorpusSpec::of_split("tiny")};
     data.vocab_size = 150;
     const auto text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
     return Tokenizer::train(data, text.src, text.tgt, temp_dir("decode_spm"));
@@ -73,8 +73,8 @@ inline Config fixture_config(int64_t max_len = 64) {
   Config config;
   config.model = fixture_model_config(max_len);
   config.data.dir = NMT_FIXTURES_DIR;
-  config.data.train_split = "tiny";
-  config.data.valid_split = "tiny_val";
+  config.data.train = {CorpusSpec::of_split("tiny")};
+  config.data.valid = CorpusSpec::of_split("tiny_val");
   config.data.vocab_size = 150;
   config.decode.max_len_offset = 5;
   return config;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bad_input_cases.h"
+#include "corpus_test_util.h"
 #include "decode_test_util.h"
 #include "spawn_util.h"
 #include "train/checkpoint.h"
@@ -62,6 +63,11 @@ void write_data_and_configs(const fs::path& d) {
   write(d / "data/void.en", "");
   write(d / "data/void.de", "");
   write(d / "binary.txt", random_bytes(4096, 4));
+  write(d / "data/short.tsv", "a dog\tein Hund\nonly one field\n");
+  const std::string gz = test::gzip(test::slurp(fixtures / "tiny.en"));
+  write(d / "data/cut.en.gz", gz.substr(0, gz.size() / 2));
+  write(d / "data/garbage.gz", "\x1f\x8b" + random_bytes(4096, 6));
+  test::write_foreign_spm_model(fixtures / "tiny.en", d / "foreign");
   Config tiny = test::tiny_config(d / "newrun");
   tiny.data.dir = (d / "data").string();
   save_config(tiny, d / "tiny.json");

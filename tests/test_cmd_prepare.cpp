@@ -41,7 +41,7 @@ TEST(CmdPrepare, TrainsTheTokenizerOnceAndPrintsCorpusStatistics) {
 TEST(CmdPrepare, MissingSplitIsOneLineNamingIt) {
   const auto dir = test::temp_dir("prepare_cli_missing");
   Config config = tiny_config(dir / "run");
-  config.data.train_split = "nope";
+  config.data.train = {CorpusSpec::of_split("nope")};
   save_config(config, dir / "config.json");
   const auto run = run_nmt("prepare --config " + (dir / "config.json").string(), "", dir);
   EXPECT_EQ(run.code, 2);

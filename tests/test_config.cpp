@@ -37,8 +37,10 @@ nlohmann::json every_field_changed() {
            {{"dir", "some/where"},
             {"src_lang", "de"},
             {"tgt_lang", "fr"},
-            {"train_split", "t"},
-            {"valid_split", "v"},
+            {"train", {{{"src", "a.xx"}, {"tgt", "a.yy"}}, {{"split", "t"}, {"weight", 2.5}}}},
+            {"valid", {{"tsv", "v.tsv"}, {"src_column", 2}, {"tgt_column", 0}}},
+            {"spm_model", "s.model"},
+            {"spm_model_tgt", "t.model"},
             {"vocab_size", 3000},
             {"vocab_type", "bpe"},
             {"joint_vocab", false},
@@ -80,7 +82,8 @@ nlohmann::json every_field_changed() {
             {"metric", "loss"},
             {"patience", 4},
             {"keep_checkpoints", 6},
-            {"monitor_splits", {"a", "b"}}}},
+            {"monitor_splits", {"a", "b"}},
+            {"init_keep", "optimizer"}}},
           {"decode",
            {{"beam", 6},
             {"nbest", 2},
@@ -111,7 +114,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 72u);
+  EXPECT_EQ(keys, 75u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -124,7 +127,16 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(config.model.d_model, 64);
   EXPECT_TRUE(config.model.share_embeddings);
   EXPECT_DOUBLE_EQ(config.train.lr, 1e-3);
-  EXPECT_EQ(config.train.monitor_splits, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(config.train.monitor_splits,
+            (std::vector<CorpusSpec>{CorpusSpec::of_split("a"), CorpusSpec::of_split("b")}));
+  ASSERT_EQ(config.data.train.size(), 2u);
+  EXPECT_EQ(config.data.train[0].kind, CorpusKind::kFiles);
+  EXPECT_EQ(config.data.train[0].tgt, "a.yy");
+  EXPECT_EQ(config.data.train[1].split, "t");
+  EXPECT_DOUBLE_EQ(config.data.train[1].weight, 2.5);
+  EXPECT_EQ(config.data.valid.kind, CorpusKind::kTsv);
+  EXPECT_EQ(config.data.valid.src_column, 2);
+  EXPECT_EQ(config.train.init_keep, InitKeep::kOptimizer);
   EXPECT_EQ(config.decode.seed, 7);
 }
 
@@ -230,16 +242,18 @@ TEST(Config, OverridesParseValuesAndBareStrings) {
 
 TEST(Config, ListsReadFromArraysOrCommaSeparatedStrings) {
   Config config;
+  using Specs = std::vector<CorpusSpec>;
   apply_overrides(config, {"train.monitor_splits=test_2016_flickr,test_2017_flickr"});
-  EXPECT_EQ(config.train.monitor_splits,
-            (std::vector<std::string>{"test_2016_flickr", "test_2017_flickr"}));
+  EXPECT_EQ(config.train.monitor_splits, (Specs{CorpusSpec::of_split("test_2016_flickr"),
+                                                CorpusSpec::of_split("test_2017_flickr")}));
   apply_overrides(config, {R"(train.monitor_splits=["val"])"});
-  EXPECT_EQ(config.train.monitor_splits, std::vector<std::string>{"val"});
+  EXPECT_EQ(config.train.monitor_splits, Specs{CorpusSpec::of_split("val")});
   EXPECT_EQ(config_from_json(config_to_json(config), "x").train.monitor_splits,
-            std::vector<std::string>{"val"});
+            Specs{CorpusSpec::of_split("val")});
   nlohmann::json json = {{"train", {{"monitor_splits", {1, 2}}}}};
   test::expect_error([&] { config_from_json(json, "x.json"); },
-                     "train.monitor_splits: expected a list of strings, got element 1");
+                     "train.monitor_splits[0]: expected a split name or a corpus object, got "
+                     "number 1");
   test::expect_error([&] { apply_overrides(config, {"train.monitor_splits=../secret"}); },
                      "is not a split name");
 }

@@ -161,7 +161,7 @@ TEST(Corpus, LoadSplitFiltersEmptyAndLongPairsWithCounts) {
 DataConfig tiny_data() {
   DataConfig data;
   data.dir = NMT_FIXTURES_DIR;
-  data.train_split = "tiny";
+  data.train = {CorpusSpec::of_split("tiny")};
   data.vocab_size = 150;
   return data;
 }

@@ -21,8 +21,8 @@ const fs::path kFixtures = NMT_FIXTURES_DIR;
 DataConfig fixture_config(const std::string& type, bool joint) {
   DataConfig data;
   data.dir = kFixtures.string();
-  data.train_split = "tiny";
-  data.valid_split = "tiny_val";
+  data.train = {CorpusSpec::of_split("tiny")};
+  data.valid = CorpusSpec::of_split("tiny_val");
   data.vocab_type = require_choice<VocabType>("type", type);
   data.joint_vocab = joint;
   data.vocab_size = joint ? 200 : 120;

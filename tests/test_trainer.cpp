@@ -174,7 +174,8 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
   en.close(), de.close();
   Config config = test::tiny_config(dir / "run");
   config.data.dir = (dir / "data").string();
-  config.data.train_split = config.data.valid_split = "over";
+  config.data.train = {CorpusSpec::of_split("over")};
+  config.data.valid = CorpusSpec::of_split("over");
   config.model.d_model = 64;
   config.model.d_ff = 128;
   config.model.dropout = config.model.attention_dropout = 0.0;

@@ -181,7 +181,7 @@ TEST(TrainerLoop, MonitorSplitsAreScoredAtEveryValidation) {
   config.train.validate_every = 3;
   config.train.valid_bleu = true;
   config.train.valid_max_len_offset = 4;
-  config.train.monitor_splits = {"mon"};
+  config.train.monitor_splits = {CorpusSpec::of_split("mon")};
   train(config);
   const auto valid = records(dir / "run", "valid");
   ASSERT_EQ(valid.size(), 1u);
@@ -202,7 +202,8 @@ TEST(TrainerLoop, AccumulatingTwoBatchesEqualsOneBatchOfTwiceTheSize) {
   write_part(dir / "data", "part", 12);
   Config one = test::tiny_config(dir / "one");
   one.data.dir = (dir / "data").string();
-  one.data.train_split = one.data.valid_split = "part";
+  one.data.train = {CorpusSpec::of_split("part")};
+  one.data.valid = CorpusSpec::of_split("part");
   one.data.batch_tokens = 100000;
   one.model.dropout = one.model.attention_dropout = 0.0;
   one.train.max_epochs = 4;

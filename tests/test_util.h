@@ -76,8 +76,8 @@ inline Config tiny_config(const std::filesystem::path& run_dir) {
   c.model.d_ff = 64;
   c.model.max_len = 64;
   c.data.dir = NMT_FIXTURES_DIR;
-  c.data.train_split = "tiny";
-  c.data.valid_split = "tiny_val";
+  c.data.train = {CorpusSpec::of_split("tiny")};
+  c.data.valid = CorpusSpec::of_split("tiny_val");
   c.data.vocab_size = 150;
   c.data.batch_tokens = 400;
   c.train.run_dir = run_dir.string();

@@ -25,8 +25,7 @@ namespace fs = std::filesystem;
 /// The test set the options name, and a short name for it (the split, or the source file stem).
 struct TestSet {
   std::string name;
-  fs::path src_file;
-  fs::path ref_file;
+  CorpusSpec corpus;
 };
 
 /// The split names of --split a,b,... (empty names skipped; none if --split is absent).
@@ -49,25 +48,41 @@ void check_hypotheses_options(const cxxopts::ParseResult& args) {
   if (args.count("output") && split_names(args).size() > 1) {
     throw Error("--output names one hypotheses file: give one --split (or drop --output)");
   }
+  if (args.count("output") && args.count("corpus") &&
+      corpus_list_from_text(args["corpus"].as<std::string>(), "--corpus").size() > 1) {
+    throw Error("--output names one hypotheses file: give one --corpus (or drop --output)");
+  }
 }
 
-/// The test sets the options name: each of --split a,b,... or the --src/--ref pair.
-std::vector<TestSet> test_sets(const cxxopts::ParseResult& args, const DataConfig& data) {
+/// The test sets the options name: each of --split a,b,..., each of --corpus, or the
+/// --src/--ref pair.
+std::vector<TestSet> test_sets(const cxxopts::ParseResult& args) {
   const bool split = args.count("split") > 0;
+  const bool corpus = args.count("corpus") > 0;
   const bool files = args.count("src") > 0 || args.count("ref") > 0;
-  if (split == files) throw Error("give either --split NAME[,NAME...] or both --src and --ref");
+  if (int(split) + int(corpus) + int(files) != 1) {
+    throw Error("give either --split NAME[,NAME...], --corpus SPEC or both --src and --ref");
+  }
   std::vector<TestSet> sets;
   if (split) {
-    for (const auto& name : split_names(args)) {
-      sets.push_back({name, split_file(data.dir, name, data.src_lang),
-                      split_file(data.dir, name, data.tgt_lang)});
-    }
+    for (const auto& name : split_names(args)) sets.push_back({name, CorpusSpec::of_split(name)});
     if (sets.empty()) throw Error("--split: no split named (e.g. --split test_2016_flickr)");
     return sets;
   }
+  if (corpus) {
+    for (const auto& spec : corpus_list_from_text(args["corpus"].as<std::string>(), "--corpus")) {
+      spec.validate("--corpus");
+      sets.push_back({spec.name(), spec});
+    }
+    if (sets.empty()) throw Error("--corpus: no corpus given");
+    return sets;
+  }
   if (!args.count("src") || !args.count("ref")) throw Error("--src and --ref go together");
-  const fs::path src = args["src"].as<std::string>();
-  return {{src.stem().string(), src, args["ref"].as<std::string>()}};
+  CorpusSpec spec;
+  spec.kind = CorpusKind::kFiles;
+  spec.src = args["src"].as<std::string>();
+  spec.tgt = args["ref"].as<std::string>();
+  return {{fs::path(spec.src).stem().string(), spec}};
 }
 
 void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
@@ -127,12 +142,16 @@ int run_evaluate(int argc, char** argv) {
       "The split is read from the checkpoint config's data.dir in its direction (src_lang -> "
       "tgt_lang); --set data.dir=... points elsewhere.\n\n"
       "  nmt evaluate --checkpoint checkpoints/multi30k_en_de --split test_2016_flickr --beam 5\n"
-      "  nmt evaluate --checkpoint run/best.pt --src test.en --ref test.de\n");
+      "  nmt evaluate --checkpoint run/best.pt --src test.en --ref test.de\n"
+      "  nmt evaluate --checkpoint run --corpus '{\"tsv\": \"test.tsv\"}'\n");
   add_decode_options(options);
   // clang-format off
   options.add_options("test set")
       ("split", "split(s) of data.dir, comma-separated, e.g. test_2016_flickr,val",
        cxxopts::value<std::string>(), "NAME")
+      ("corpus", "test corpus in any data.valid form: a split, {\"src\": F, \"tgt\": F}, "
+       "{\"tsv\": F, \"src_column\": 0, \"tgt_column\": 1}, or a JSON list of them",
+       cxxopts::value<std::string>(), "SPEC")
       ("src", "source file (with --ref)", cxxopts::value<std::string>(), "FILE")
       ("ref", "reference file (with --src)", cxxopts::value<std::string>(), "FILE")
       ("lowercase", "case-insensitive BLEU and chrF")
@@ -153,7 +172,12 @@ int run_evaluate(int argc, char** argv) {
   install_interrupt_handlers();  // Ctrl-C / SIGTERM: keep the hypotheses so far, then stop
   session.translator->set_stop(&interrupted);
   const Config& config = session.loaded.config;
-  const std::vector<TestSet> sets = test_sets(args, config.data);
+  const std::vector<TestSet> sets = test_sets(args);
+  for (const auto& set : sets) {  // a missing split is reported before any decoding
+    if (set.corpus.kind != CorpusKind::kSplit) continue;
+    split_file(config.data.dir, set.corpus.split, config.data.src_lang);
+    split_file(config.data.dir, set.corpus.split, config.data.tgt_lang);
+  }
   const fs::path hyp_dir = args.count("hyp-dir") ? fs::path(args["hyp-dir"].as<std::string>())
                                                  : session.checkpoint.parent_path();
   if (args.count("hyp-dir")) {
@@ -163,7 +187,7 @@ int run_evaluate(int argc, char** argv) {
   }
   nlohmann::json results = nlohmann::json::array();
   for (const auto& set : sets) {
-    const ParallelText text = read_parallel(set.src_file, set.ref_file);
+    const ParallelText text = read_corpus(config.data, set.corpus);
     std::printf("checkpoint %s (step %lld), %s, %s: %zu sentences, %s -> %s\n",
                 session.checkpoint.string().c_str(),
                 static_cast<long long>(session.loaded.state.step),

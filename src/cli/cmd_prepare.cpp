@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "data/batching.h"
 #include "data/dataset.h"
+#include "data/mixing.h"
 
 namespace nmt::cli {
 namespace {
@@ -20,16 +21,16 @@ double seconds_since(Clock::time_point start) {
 }
 
 /// One line on the batches of `split`: count, mean rows, padding.
-void print_batches(const char* what, const EncodedSplit& split,
+void print_batches(const char* what, const std::vector<Example>& examples,
                    const std::vector<std::vector<size_t>>& batches, int64_t batch_tokens) {
-  const double rows = batches.empty() ? 0.0
-                                      : static_cast<double>(split.examples.size()) /
-                                            static_cast<double>(batches.size());
+  const double rows =
+      batches.empty() ? 0.0
+                      : static_cast<double>(examples.size()) / static_cast<double>(batches.size());
   std::printf(
       "  %s batches (data.batch_tokens=%lld): %zu batches, %.1f pairs/batch, "
       "padding %.2f%%\n",
       what, static_cast<long long>(batch_tokens), batches.size(), rows,
-      100.0 * padding_ratio(split.examples, batches));
+      100.0 * padding_ratio(examples, batches));
 }
 
 int run_prepare(int argc, char** argv) {
@@ -54,25 +55,30 @@ int run_prepare(int argc, char** argv) {
               static_cast<long long>(tokenizer.tgt_vocab_size()), tokenizer_s);
 
   start = Clock::now();
-  const EncodedSplit train = load_split(data, data.train_split, tokenizer);
+  const EncodedSplit train = load_corpora(data, data.train, tokenizer);
   const double train_s = seconds_since(start);
-  std::cout << describe(data.train_split + " (" + data.src_lang + "->" + data.tgt_lang + ")",
-                        train.stats);
+  const std::string name = data.train.size() == 1 ? data.train[0].name() : "train";
+  std::cout << describe_parts(name + " (" + data.src_lang + "->" + data.tgt_lang + ")", train);
   start = Clock::now();
-  const auto batches = make_batches(train.examples, batching_options(data), 1);
+  std::vector<Example> epoch = train.examples;  // epoch 1's pairs: the weighted mix, if any
+  if (mixes(train.parts)) {
+    epoch.clear();
+    for (const size_t i : epoch_mix(train.parts, data.seed, 0)) epoch.push_back(train.examples[i]);
+    std::printf("  epoch 1 mix (corpus weights): %zu pairs\n", epoch.size());
+  }
+  const auto batches = make_batches(epoch, batching_options(data), 1);
   const double batch_s = seconds_since(start);
-  print_batches("epoch 1", train, batches, data.batch_tokens);
+  print_batches("epoch 1", epoch, batches, data.batch_tokens);
 
   start = Clock::now();
-  const EncodedSplit valid = load_split(data, data.valid_split, tokenizer);
+  const EncodedSplit valid = load_corpus(data, data.valid, tokenizer);
   const double valid_s = seconds_since(start);
-  std::cout << describe(data.valid_split, valid.stats);
-  print_batches("sorted", valid, make_sorted_batches(valid.examples, data.batch_tokens),
+  std::cout << describe(data.valid.name(), valid.stats);
+  print_batches("sorted", valid.examples, make_sorted_batches(valid.examples, data.batch_tokens),
                 data.batch_tokens);
 
   std::printf("timings: tokenizer %.2f s, read+encode %s %.2f s, %s %.2f s, batching %.3f s\n",
-              tokenizer_s, data.train_split.c_str(), train_s, data.valid_split.c_str(), valid_s,
-              batch_s);
+              tokenizer_s, name.c_str(), train_s, data.valid.name().c_str(), valid_s, batch_s);
   return 0;
 }
 

@@ -33,13 +33,18 @@ int run_train(int argc, char** argv) {
       "Train a Transformer translation model.\n\n"
       "  nmt train --config configs/multi30k_en_de.json\n"
       "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n"
+      "  nmt train --config my_domain.json --init-from checkpoints/multi30k_en_de\n"
       "  nmt train --config configs/multi30k_en_de.json --set train.name=x --print-config\n");
   add_config_options(options);
   options.add_options()(
       "resume", "continue the run in RUN_DIR from its last.pt (its config.json, then --set)",
       cxxopts::value<std::string>(),
-      "RUN_DIR")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
-                 cxxopts::value<std::string>())(
+      "RUN_DIR")("init-from",
+                 "fine-tune: a new run (--config) that starts from the weights and tokenizer of "
+                 "RUN_DIR (its best.pt, else last.pt) or a checkpoint file",
+                 cxxopts::value<std::string>(),
+                 "PATH")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
+                         cxxopts::value<std::string>())(
       "print-config",
       "print the config this would train with (after --set; train.run_dir resolved) as JSON "
       "and exit without training");
@@ -49,6 +54,13 @@ int run_train(int argc, char** argv) {
   if (resume && args.count("config")) {
     throw Error("--resume RUN_DIR takes the run's own config.json: drop --config (use --set)");
   }
+  if (resume && args.count("init-from")) {
+    throw Error(
+        "--init-from starts a new run from a trained model, --resume continues a run: "
+        "give one of them");
+  }
+  const std::filesystem::path init_from =
+      args.count("init-from") ? args["init-from"].as<std::string>() : std::string();
   Config config =
       resume ? resumed_config(args["resume"].as<std::string>(), args) : config_from_args(args);
   if (args.count("device"))
@@ -62,7 +74,7 @@ int run_train(int argc, char** argv) {
   install_interrupt_handlers();
   // torchrun and other launchers describe the process's rank in the environment.
   const DistEnv dist = parse_dist_env([](const char* name) { return std::getenv(name); });
-  Trainer trainer(config, resume, std::cout, dist);
+  Trainer trainer(config, resume, std::cout, init_from, dist);
   const TrainSummary summary = trainer.run();
   return summary.interrupted ? 130 : 0;
 }

@@ -32,8 +32,13 @@ bool parse(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResul
 }
 
 std::vector<std::string> overrides_from_args(const cxxopts::ParseResult& result) {
-  return result.count("set") ? result["set"].as<std::vector<std::string>>()
-                             : std::vector<std::string>{};
+  // The raw values, in order: cxxopts would split a vector option's value at commas, which
+  // breaks JSON values (data.train=[{"src": "a", "tgt": "b"}]) and lists (a,b).
+  std::vector<std::string> assignments;
+  for (const auto& argument : result.arguments()) {
+    if (argument.key() == "set") assignments.push_back(argument.value());
+  }
+  return assignments;
 }
 
 Config config_from_args(const cxxopts::ParseResult& result) {

@@ -1,7 +1,6 @@
 #include "core/config.h"
 
 #include <fstream>
-#include <initializer_list>
 #include <sstream>
 #include <type_traits>
 
@@ -20,7 +19,11 @@ const char* type_name_of(const json& value) { return value.type_name(); }
 /// Assigns `value` to a typed field, or throws naming `where` and the expected type.
 template <class T>
 void assign(T& field, const json& value, const std::string& where) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (std::is_same_v<T, CorpusSpec>) {
+    field = corpus_from_json(value, where);
+  } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
+    field = corpus_list_from_json(value, where);
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (!value.is_boolean()) {
       throw Error(where + ": expected true or false, got " + type_name_of(value) + " " +
                   value.dump());
@@ -108,8 +111,13 @@ template <class Section>
 json write_section(Section section) {
   json object = json::object();
   section.fields([&](const char* name, auto& field) {
-    if constexpr (std::is_enum_v<std::decay_t<decltype(field)>>) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_enum_v<T>) {
       object[name] = choice_name(field);
+    } else if constexpr (std::is_same_v<T, CorpusSpec>) {
+      object[name] = corpus_to_json(field);
+    } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
+      object[name] = corpus_list_to_json(field);
     } else {
       object[name] = field;
     }
@@ -126,160 +134,30 @@ void for_each_section(C& config, F&& f) {
   f("decode", config.decode);
 }
 
-void check_min(const char* key, double value, double min) {
-  if (value < min) {
-    std::ostringstream s;
-    s << key << " = " << value << " is out of range: must be >= " << min;
-    throw Error(s.str());
-  }
+/// The keys a section still reads under their old names (configs and checkpoints written
+/// before data.train/data.valid took corpus lists).
+std::string canonical_key(const std::string& section, const std::string& key) {
+  if (section == "data" && key == "train_split") return "train";
+  if (section == "data" && key == "valid_split") return "valid";
+  return key;
 }
 
-void check_range(const char* key, double value, double min, double max) {
-  if (value < min || value > max) {
-    std::ostringstream s;
-    s << key << " = " << value << " is out of range: must be in [" << min << ", " << max << "]";
-    throw Error(s.str());
+/// `object` (one section) with its old key names renamed; an old and a new name together are
+/// an error.
+json with_current_keys(const std::string& section, const json& object, const std::string& where) {
+  if (!object.is_object()) return object;
+  json renamed = json::object();
+  for (const auto& [key, value] : object.items()) {
+    const std::string current = canonical_key(section, key);
+    if (current != key && object.contains(current)) {
+      throw Error(where + ": both '" + key + "' and its new name '" + current + "': keep one");
+    }
+    renamed[current] = value;
   }
-}
-
-void check_choice(const char* key, const std::string& value,
-                  std::initializer_list<const char*> choices) {
-  std::string valid;
-  for (const char* choice : choices) {
-    if (value == choice) return;
-    valid += (valid.empty() ? "" : ", ") + std::string(choice);
-  }
-  throw Error(std::string(key) + " = '" + value + "' is not valid: choose one of " + valid);
+  return renamed;
 }
 
 }  // namespace
-
-void ModelConfig::validate() const {
-  check_min("model.d_model", d_model, 1);
-  check_min("model.n_heads", n_heads, 1);
-  if (d_model % n_heads != 0) {
-    throw Error("model.d_model = " + std::to_string(d_model) +
-                " is not divisible by model.n_heads = " + std::to_string(n_heads) +
-                ": choose n_heads that divides d_model");
-  }
-  check_min("model.encoder_layers", encoder_layers, 1);
-  check_min("model.decoder_layers", decoder_layers, 1);
-  check_min("model.d_ff", d_ff, 1);
-  check_range("model.dropout", dropout, 0.0, 0.99);
-  check_range("model.attention_dropout", attention_dropout, 0.0, 0.99);
-  check_range("model.word_dropout", word_dropout, 0.0, 0.99);
-  check_min("model.max_len", max_len, 2);
-  check_min("model.src_vocab_size", src_vocab_size, 0);
-  check_min("model.tgt_vocab_size", tgt_vocab_size, 0);
-  if (share_embeddings && src_vocab_size != tgt_vocab_size) {
-    throw Error("model.share_embeddings = true needs equal vocabularies, got src_vocab_size = " +
-                std::to_string(src_vocab_size) + " and tgt_vocab_size = " +
-                std::to_string(tgt_vocab_size) + " (use data.joint_vocab = true)");
-  }
-}
-
-void DataConfig::validate() const {
-  for (const auto& [key, lang] :
-       {std::pair{"data.src_lang", src_lang}, {"data.tgt_lang", tgt_lang}}) {
-    check_choice(key, lang, {"en", "de", "fr", "cs"});
-  }
-  if (src_lang == tgt_lang)
-    throw Error("data.src_lang and data.tgt_lang are both '" + src_lang + "'");
-  check_range("data.vocab_size", vocab_size, 16, 1000000);
-  check_range("data.character_coverage", character_coverage, 0.9, 1.0);
-  check_min("data.max_len", max_len, 1);
-  check_min("data.batch_tokens", batch_tokens, 1);
-  check_min("data.pool_batches", pool_batches, 1);
-  check_min("data.seed", seed, 0);
-  check_range("data.subword_alpha", subword_alpha, 0.0, 1.0);
-  if (subword_nbest != -1 && (subword_nbest < 2 || subword_nbest > 512)) {
-    throw Error("data.subword_nbest = " + std::to_string(subword_nbest) +
-                " is not valid: use -1 (sample from all segmentations) or 2..512");
-  }
-}
-
-void TrainConfig::validate() const {
-  if (name.empty()) throw Error("train.name is empty: give the run a name");
-  if (name.size() > 255) {  // it names a directory: longer names fail deep in the file system
-    throw Error("train.name is " + std::to_string(name.size()) +
-                " characters long: a run directory's name has at most 255");
-  }
-  check_min("train.seed", seed, 0);
-  if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
-    throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
-  }
-  check_range("train.threads", threads, 0, 1024);
-  check_range("train.cpu_workers", cpu_workers, 0, 256);
-  check_range("train.lr", lr, 1e-9, 10.0);
-  check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
-  check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);
-  check_range("train.adam_eps", adam_eps, 0.0, 1.0);
-  check_min("train.weight_decay", weight_decay, 0.0);
-  check_min("train.warmup_steps", warmup_steps, 0);
-  check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
-  check_range("train.rdrop_alpha", rdrop_alpha, 0.0, 1000.0);
-  check_min("train.clip_norm", clip_norm, 0.0);
-  check_min("train.accum_steps", accum_steps, 1);
-  check_min("train.max_epochs", max_epochs, 0);
-  check_min("train.max_steps", max_steps, 0);
-  check_min("train.max_minutes", max_minutes, 0.0);
-  if (max_epochs == 0 && max_steps == 0 && max_minutes == 0.0) {
-    throw Error("train.max_epochs, train.max_steps and train.max_minutes are all 0: set a limit");
-  }
-  check_min("train.log_every", log_every, 1);
-  check_min("train.validate_every", validate_every, 0);
-  check_min("train.valid_max_len_offset", valid_max_len_offset, 1);
-  if (metric == Metric::kBleu && !valid_bleu) {
-    throw Error("train.metric = 'bleu' needs train.valid_bleu = true (or use train.metric = loss)");
-  }
-  check_min("train.patience", patience, 0);
-  check_min("train.keep_checkpoints", keep_checkpoints, 0);
-  check_range("train.dist_timeout", dist_timeout, 1.0, 86400.0);
-  for (const auto& split : monitor_splits) {
-    if (split.empty() || split.find('/') != std::string::npos) {
-      throw Error("train.monitor_splits: '" + split +
-                  "' is not a split name (a file stem in data.dir, e.g. test_2016_flickr)");
-    }
-  }
-}
-
-std::filesystem::path TrainConfig::resolved_run_dir() const {
-  return run_dir.empty() ? std::filesystem::path("checkpoints") / name
-                         : std::filesystem::path(run_dir);
-}
-
-void DecodeConfig::validate() const {
-  check_range("decode.beam", beam, 1, 1000);
-  check_range("decode.sample", sample, 0, 4096);
-  check_range("decode.epsilon", epsilon, 0.0, 0.5);
-  check_range("decode.nbest", nbest, 1, candidates());
-  check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
-  check_min("decode.max_len_offset", max_len_offset, 1);
-  check_min("decode.batch_tokens", batch_tokens, 1);
-  if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > candidates())) {
-    const std::string limit = sample > 0 ? "decode.sample = " + std::to_string(sample)
-                                         : "decode.beam = " + std::to_string(beam);
-    throw Error("decode.mbr = " + std::to_string(mbr) + " is not valid: use 0 (off) or a number " +
-                "of candidates from max(2, decode.nbest = " + std::to_string(nbest) + ") to " +
-                limit);
-  }
-}
-
-DecodeConfig DecodeConfig::plain_search(int64_t beam_size) const {
-  DecodeConfig plain = *this;
-  plain.beam = beam_size;
-  plain.nbest = 1;
-  plain.mbr = 0;
-  plain.sample = 0;
-  return plain;
-}
-
-void Config::validate() const {
-  model.validate();
-  data.validate();
-  train.validate();
-  decode.validate();
-}
 
 Config config_from_json(const json& json_config, const std::string& origin) {
   if (!json_config.is_object()) {
@@ -290,7 +168,8 @@ Config config_from_json(const json& json_config, const std::string& origin) {
     bool found = false;
     for_each_section(config, [&](const char* name, auto& section) {
       if (key == name) {
-        read_section(section, value, origin + ": " + name);
+        read_section(section, with_current_keys(name, value, origin + ": " + name),
+                     origin + ": " + name);
         found = true;
       }
     });
@@ -350,7 +229,7 @@ void apply_override(Config& config, const std::string& assignment) {
     throw Error("--set '" + assignment + "': expected section.key=value, e.g. train.lr=3e-4");
   }
   const std::string section = assignment.substr(0, dot);
-  const std::string key = assignment.substr(dot + 1, eq - dot - 1);
+  const std::string key = canonical_key(section, assignment.substr(dot + 1, eq - dot - 1));
   const std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = text;  // bare strings need no quotes: train.device=cpu
@@ -359,9 +238,12 @@ void apply_override(Config& config, const std::string& assignment) {
     throw Error("--set '" + assignment + "': unknown section '" + section +
                 "' (known: model, data, train, decode)");
   }
-  if (patch[section].contains(key) && patch[section][key].is_string()) value = text;
-  if (patch[section].contains(key) && patch[section][key].is_array() && !value.is_array()) {
-    value = text;  // train.monitor_splits=a,b
+  // An object or a list stays JSON (data.train=[{"src": "a.ja", "tgt": "a.en"}]); other values
+  // of string and list keys are text: train.name=123, train.monitor_splits=a,b.
+  const bool structured = value.is_object() || value.is_array();
+  if (patch[section].contains(key) && !structured &&
+      (patch[section][key].is_string() || patch[section][key].is_array())) {
+    value = text;
   }
   patch[section][key] = value;
   config = config_from_json(patch, "--set " + assignment);

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/choice.h"
+#include "core/corpus_spec.h"
 
 namespace nmt {
 
@@ -27,6 +28,7 @@ enum class DecayOn { kAll, kMatrices, kLinear };                    ///< all | m
 enum class Schedule { kInverseSqrt, kConstant, kLinear, kCosine };  ///< inverse_sqrt | ...
 enum class Metric { kBleu, kLoss };                                 ///< bleu | loss
 enum class MbrMetric { kBleu, kChrf };                              ///< bleu | chrf
+enum class InitKeep { kNone, kOptimizer };                          ///< none | optimizer
 
 template <>
 struct ChoiceNames<Activation> {
@@ -72,6 +74,11 @@ struct ChoiceNames<Metric> {
                                                              {Metric::kLoss, "loss"}};
 };
 template <>
+struct ChoiceNames<InitKeep> {
+  static constexpr std::pair<InitKeep, const char*> names[] = {{InitKeep::kNone, "none"},
+                                                               {InitKeep::kOptimizer, "optimizer"}};
+};
+template <>
 struct ChoiceNames<MbrMetric> {
   static constexpr std::pair<MbrMetric, const char*> names[] = {{MbrMetric::kBleu, "bleu"},
                                                                 {MbrMetric::kChrf, "chrf"}};
@@ -112,14 +119,28 @@ struct ModelConfig {
   void validate() const;
 };
 
-/// Corpus location, languages, subword model and batching.
+/// Corpora, languages, subword model and batching. Relative paths (data.dir, corpus files,
+/// SentencePiece models) are taken from the working directory.
 struct DataConfig {
-  std::string dir = "data/multi30k";  ///< folder with <split>.<lang>[.gz] files
-  std::string src_lang = "en";        ///< source language (en, de, fr, cs)
-  std::string tgt_lang = "de";        ///< target language; swap the two for the other direction
-  std::string train_split = "train";  ///< split the model and tokenizer are trained on
-  std::string valid_split = "val";    ///< split used for validation
-  int64_t vocab_size = 8000;          ///< SentencePiece vocabulary size (per model)
+  std::string dir = "data/multi30k";  ///< folder of the split corpora: <split>.<lang>[.gz] files
+  /// source language: any code of 1-32 characters from [A-Za-z0-9_-] (en, pt-BR, ja); it only
+  /// names files (<split>.<lang>, spm.<lang>.model), never selects behaviour
+  std::string src_lang = "en";
+  std::string tgt_lang = "de";  ///< target language; swap the two for the other direction
+  /// Training corpora, each a split name of data.dir, {"src": PATH, "tgt": PATH} (two aligned
+  /// files) or {"tsv": PATH, "src_column": 0, "tgt_column": 1}, with an optional "weight": per
+  /// epoch a corpus of n kept pairs contributes round(weight x n) of them: floor(weight) copies
+  /// of each, then the rest drawn without repetition by a generator seeded from (data.seed,
+  /// epoch) (docs/training.md). One string or object is a list of one. Old name: train_split.
+  std::vector<CorpusSpec> train = {CorpusSpec::of_split("train")};
+  /// Validation corpus, any one of the forms of data.train (no weight). Old name: valid_split.
+  CorpusSpec valid = CorpusSpec::of_split("val");
+  /// An existing SentencePiece model to reuse instead of training one (copied into the run
+  /// directory); its pad/unk/bos/eos ids must be 0/1/2/3. Joint unless spm_model_tgt is given.
+  std::string spm_model;
+  /// The target side's model when the two sides have separate models (data.joint_vocab false).
+  std::string spm_model_tgt;
+  int64_t vocab_size = 8000;                   ///< SentencePiece vocabulary size (per model)
   VocabType vocab_type = VocabType::kUnigram;  ///< unigram | bpe
   bool joint_vocab = true;                     ///< one SentencePiece model for both languages
   double character_coverage = 1.0;             ///< SentencePiece character coverage
@@ -137,7 +158,8 @@ struct DataConfig {
   template <class F>
   void fields(F&& f) {
     f("dir", dir), f("src_lang", src_lang), f("tgt_lang", tgt_lang);
-    f("train_split", train_split), f("valid_split", valid_split), f("vocab_size", vocab_size);
+    f("train", train), f("valid", valid), f("spm_model", spm_model);
+    f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size);
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
     f("character_coverage", character_coverage), f("max_len", max_len);
     f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
@@ -194,9 +216,14 @@ struct TrainConfig {
   Metric metric = Metric::kBleu;  ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;           ///< validations without improvement before stopping; 0 = off
   int64_t keep_checkpoints = 5;   ///< step checkpoints kept for averaging (besides last and best)
-  /// Extra splits of data.dir (e.g. test_2016_flickr) whose greedy BLEU/chrF are logged at every
-  /// validation, to see how fast a run gets somewhere; never used to pick checkpoints or stop.
-  std::vector<std::string> monitor_splits;
+  /// Extra corpora (splits of data.dir such as test_2016_flickr, or any form of data.valid)
+  /// whose greedy BLEU/chrF are logged at every validation, to see how fast a run gets
+  /// somewhere; never used to pick checkpoints or stop. Metrics keys use CorpusSpec::name().
+  std::vector<CorpusSpec> monitor_splits;
+  /// Fine-tuning (nmt train --init-from): what is kept of the parent besides its weights and
+  /// tokenizer: none (a fresh optimizer) | optimizer (its Adam moments; the parent must be a
+  /// last.pt, as a run directory resolves to then)
+  InitKeep init_keep = InitKeep::kNone;
   /// Multi-process training (docs/distributed.md): seconds after which a collective that some
   /// rank never joins (stalled, killed) ends every rank with an error; the rendezvous at start-up
   /// waits at most min(this, 60). Must exceed the longest rank-0-only phase (validation).
@@ -218,7 +245,7 @@ struct TrainConfig {
     f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
         f("metric", metric), f("patience", patience);
     f("keep_checkpoints", keep_checkpoints), f("monitor_splits", monitor_splits);
-    f("dist_timeout", dist_timeout);
+    f("init_keep", init_keep), f("dist_timeout", dist_timeout);
   }
   void validate() const;
   /// The run directory this config resolves to.

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -46,6 +47,14 @@ std::string read_gzip(const fs::path& file) {
     }
     if (n == 0) break;
     data.append(buffer.data(), static_cast<size_t>(n));
+  }
+  // gzread returns what it could decompress and then 0 when the input ends early; only the
+  // error state (Z_BUF_ERROR, "unexpected end of file") tells a truncated file from a whole one.
+  int code = 0;
+  const char* message = gzerror(in.get(), &code);
+  if (code != Z_OK) {
+    throw Error("'" + file.string() + "' is a truncated or corrupt gzip file (" + message +
+                ") after " + std::to_string(data.size()) + " bytes");
   }
   return data;
 }
@@ -146,6 +155,46 @@ ParallelText read_parallel(const fs::path& src_file, const fs::path& tgt_file) {
                 " (line i of one must translate line i of the other)");
   }
   return text;
+}
+
+ParallelText read_tsv(const fs::path& file, int64_t src_column, int64_t tgt_column) {
+  const auto needed = static_cast<size_t>(std::max(src_column, tgt_column) + 1);
+  ParallelText text;
+  std::vector<std::string> lines = read_lines(file);
+  text.src.reserve(lines.size());
+  text.tgt.reserve(lines.size());
+  std::vector<std::string> fields;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    fields.clear();
+    for (size_t start = 0;;) {
+      const size_t tab = lines[i].find('\t', start);
+      fields.push_back(lines[i].substr(start, tab == std::string::npos ? tab : tab - start));
+      if (tab == std::string::npos) break;
+      start = tab + 1;
+    }
+    if (fields.size() < needed) {
+      throw Error("'" + file.string() + "' line " + std::to_string(i + 1) + ": " +
+                  std::to_string(fields.size()) + " tab-separated field(s), but columns " +
+                  std::to_string(src_column) + " (source) and " + std::to_string(tgt_column) +
+                  " (target) need at least " + std::to_string(needed));
+    }
+    text.src.push_back(std::move(fields[size_t(src_column)]));
+    text.tgt.push_back(std::move(fields[size_t(tgt_column)]));
+  }
+  return text;
+}
+
+ParallelText read_corpus(const DataConfig& data, const CorpusSpec& corpus) {
+  switch (corpus.kind) {
+    case CorpusKind::kFiles:
+      return read_parallel(corpus.src, corpus.tgt);
+    case CorpusKind::kTsv:
+      return read_tsv(corpus.tsv, corpus.src_column, corpus.tgt_column);
+    case CorpusKind::kSplit:
+      break;
+  }
+  return read_parallel(split_file(data.dir, corpus.split, data.src_lang),
+                       split_file(data.dir, corpus.split, data.tgt_lang));
 }
 
 fs::path split_file(const fs::path& dir, const std::string& split, const std::string& lang) {

@@ -17,13 +17,23 @@ struct ParallelText {
 };
 
 /// Reads one sentence per line from a plain or gzip file (detected by content, not name).
-/// Trailing '\r' is removed. Invalid UTF-8 is an nmt::Error naming the file and 1-based line;
-/// a missing/unreadable file is an error naming it.
+/// A UTF-8 byte order mark and trailing '\r' are removed. A truncated gzip file is an error.
+/// Invalid UTF-8 is an nmt::Error naming the file and 1-based line; a missing/unreadable file is an
+/// error naming it.
 std::vector<std::string> read_lines(const std::filesystem::path& file);
 
 /// Reads both sides; different line counts are an error naming both files and both counts.
 ParallelText read_parallel(const std::filesystem::path& src_file,
                            const std::filesystem::path& tgt_file);
+
+/// Reads a tab-separated file: column `src_column` is the source, `tgt_column` the target
+/// (0-based; other columns are ignored). A line with too few fields is an nmt::Error naming the
+/// file, the line and the counts.
+ParallelText read_tsv(const std::filesystem::path& file, int64_t src_column, int64_t tgt_column);
+
+/// Reads one corpus in the configured direction: a split of data.dir (the .<src_lang> file is
+/// the source), two files, or a tsv file.
+ParallelText read_corpus(const DataConfig& data, const CorpusSpec& corpus);
 
 /// `<dir>/<split>.<lang>` or `<dir>/<split>.<lang>.gz`, whichever exists (plain first);
 /// an error listing both candidates if neither does.

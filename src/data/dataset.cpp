@@ -18,10 +18,22 @@ std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(space) - first + 1);
 }
 
-/// Reads a split in the configured direction (de->en simply reads the .de file as source).
-ParallelText read_split(const DataConfig& data, const std::string& split) {
-  return read_parallel(split_file(data.dir, split, data.src_lang),
-                       split_file(data.dir, split, data.tgt_lang));
+/// An empty corpus is a mistake (a wrong file, a wrong column), never something to train on.
+void check_not_empty(const CorpusSpec& corpus, const FilterStats& stats) {
+  if (stats.kept > 0) return;
+  throw Error("empty corpus: " + corpus.describe() + " has no usable sentence pair (" +
+              std::to_string(stats.read) + " read, " + std::to_string(stats.empty) +
+              " with an empty side, " + std::to_string(stats.too_long) +
+              " longer than data.max_len pieces)");
+}
+
+void add_stats(FilterStats& total, const FilterStats& part) {
+  total.read += part.read;
+  total.kept += part.kept;
+  total.empty += part.empty;
+  total.too_long += part.too_long;
+  total.src_tokens += part.src_tokens;
+  total.tgt_tokens += part.tgt_tokens;
 }
 
 std::string format(const char* pattern, double value) {
@@ -34,7 +46,29 @@ std::string format(const char* pattern, double value) {
 
 EncodedSplit load_split(const DataConfig& data, const std::string& split,
                         const Tokenizer& tokenizer, bool filter_long) {
-  ParallelText text = read_split(data, split);
+  return load_corpus(data, CorpusSpec::of_split(split), tokenizer, filter_long);
+}
+
+EncodedSplit load_corpora(const DataConfig& data, const std::vector<CorpusSpec>& corpora,
+                          const Tokenizer& tokenizer) {
+  EncodedSplit all;
+  for (const auto& corpus : corpora) {
+    EncodedSplit one = load_corpus(data, corpus, tokenizer);
+    const size_t begin = all.examples.size();
+    for (size_t i = 0; i < one.examples.size(); ++i) {
+      all.examples.push_back(std::move(one.examples[i]));
+      all.src_text.push_back(std::move(one.src_text[i]));
+      all.tgt_text.push_back(std::move(one.tgt_text[i]));
+    }
+    all.parts.push_back({corpus.name(), begin, all.examples.size(), corpus.weight, one.stats});
+    add_stats(all.stats, one.stats);
+  }
+  return all;
+}
+
+EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
+                         const Tokenizer& tokenizer, bool filter_long) {
+  ParallelText text = read_corpus(data, corpus);
   EncodedSplit out;
   out.stats.read = text.size();
   for (size_t i = 0; i < text.size(); ++i) {
@@ -57,6 +91,8 @@ EncodedSplit load_split(const DataConfig& data, const std::string& split,
     out.tgt_text.push_back(std::move(tgt));
   }
   out.stats.kept = out.examples.size();
+  check_not_empty(corpus, out.stats);
+  out.parts.push_back({corpus.name(), 0, out.examples.size(), corpus.weight, out.stats});
   return out;
 }
 
@@ -82,19 +118,29 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   std::error_code ec;
   bool all_present = true;
   for (const auto& file : files) all_present = all_present && fs::exists(file, ec);
+  // Until the run has a checkpoint, data.spm_model wins over what an earlier attempt left.
+  if (!data.spm_model.empty() && !fs::exists(run_dir / "last.pt", ec)) {
+    if (trained) *trained = false;
+    return Tokenizer::reuse(data, run_dir);
+  }
   if (trained) *trained = !all_present;
   if (all_present) return Tokenizer::load(files);
 
-  // Train on the non-empty training sentences of each side, as load_split will see them.
-  ParallelText text = read_split(data, data.train_split);
+  // Train on the non-empty training sentences of each side, as load_corpus will see them.
   std::vector<std::string> src, tgt;
-  src.reserve(text.size());
-  tgt.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    std::string s = trim(text.src[i]);
-    std::string t = trim(text.tgt[i]);
-    if (!s.empty()) src.push_back(std::move(s));
-    if (!t.empty()) tgt.push_back(std::move(t));
+  for (const auto& corpus : data.train) {
+    ParallelText text = read_corpus(data, corpus);
+    FilterStats stats;
+    stats.read = text.size();
+    for (size_t i = 0; i < text.size(); ++i) {
+      std::string s = trim(text.src[i]);
+      std::string t = trim(text.tgt[i]);
+      stats.kept += !s.empty() && !t.empty();
+      stats.empty += s.empty() || t.empty();
+      if (!s.empty()) src.push_back(std::move(s));
+      if (!t.empty()) tgt.push_back(std::move(t));
+    }
+    check_not_empty(corpus, stats);
   }
   return Tokenizer::train(data, src, tgt, run_dir);
 }
@@ -113,6 +159,19 @@ std::string describe(const std::string& split, const FilterStats& stats) {
   out << "  average pieces per sentence: source " << per_sentence(stats.src_tokens) << ", target "
       << per_sentence(stats.tgt_tokens) << "\n";
   return out.str();
+}
+
+}  // namespace nmt
+
+namespace nmt {
+
+std::string describe_parts(const std::string& name, const EncodedSplit& split) {
+  if (split.parts.size() == 1 && split.parts[0].weight == 1.0) return describe(name, split.stats);
+  std::string text;
+  for (const auto& part : split.parts) {
+    text += describe("  " + part.name + " (weight " + format("%g", part.weight) + ")", part.stats);
+  }
+  return text + describe(name + " (all corpora, each pair once)", split.stats);
 }
 
 }  // namespace nmt

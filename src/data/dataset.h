@@ -20,18 +20,38 @@ struct FilterStats {
   int64_t tgt_tokens = 0;  ///< pieces on the target side of kept pairs (no eos)
 };
 
-/// One encoded split with its raw text (kept pairs only, aligned with `examples`).
+/// Where one corpus's pairs sit in an EncodedSplit that holds several (data.train).
+struct CorpusPart {
+  std::string name;     ///< CorpusSpec::name()
+  size_t begin = 0;     ///< first example of this corpus
+  size_t end = 0;       ///< one past its last
+  double weight = 1.0;  ///< CorpusSpec::weight (data/mixing.h)
+  FilterStats stats;
+  size_t size() const { return end - begin; }
+};
+
+/// One or more encoded corpora with their raw text (kept pairs only, aligned with `examples`).
 struct EncodedSplit {
   std::vector<Example> examples;
   std::vector<std::string> src_text;
   std::vector<std::string> tgt_text;
-  FilterStats stats;
+  FilterStats stats;              ///< all corpora together
+  std::vector<CorpusPart> parts;  ///< one per corpus, in order, covering `examples`
 };
 
-/// Reads split `split` of data.dir in the configured direction, encodes it with `tokenizer`,
-/// drops empty pairs and (when `filter_long`) pairs with a side over data.max_len pieces.
+/// Reads `corpus` in the configured direction, encodes it with `tokenizer`, drops empty pairs
+/// and (when `filter_long`) pairs with a side over data.max_len pieces. A corpus left with no
+/// pair is an nmt::Error naming it and saying why.
+EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
+                         const Tokenizer& tokenizer, bool filter_long = true);
+
+/// load_corpus of a split of data.dir.
 EncodedSplit load_split(const DataConfig& data, const std::string& split,
                         const Tokenizer& tokenizer, bool filter_long = true);
+
+/// The corpora of `corpora` loaded one after another into one EncodedSplit, one part each.
+EncodedSplit load_corpora(const DataConfig& data, const std::vector<CorpusSpec>& corpora,
+                          const Tokenizer& tokenizer);
 
 /// Whether data.subword_alpha turns subword regularization on.
 inline bool samples_subwords(const DataConfig& data) { return data.subword_alpha > 0.0; }
@@ -44,14 +64,19 @@ inline bool samples_subwords(const DataConfig& data) { return data.subword_alpha
 std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
                                      const Tokenizer& tokenizer, int64_t epoch);
 
-/// The tokenizer of a run: loads it from `run_dir` if its model file(s) exist
-/// (Tokenizer::model_files), otherwise trains it on data.train_split (non-empty lines, trimmed)
-/// and writes it there. `trained`, when given, says which happened.
+/// The tokenizer of a run: copies data.spm_model (and spm_model_tgt) into `run_dir` when given
+/// and the run has no last.pt yet; else loads it from `run_dir` if its model file(s) exist
+/// (Tokenizer::model_files); else trains it on every data.train corpus, each pair once (non-empty
+/// lines, trimmed) and writes it there. `trained`, when given, says whether it was trained.
 Tokenizer prepare_tokenizer(const DataConfig& data, const std::filesystem::path& run_dir,
                             bool* trained = nullptr);
 
 /// A human-readable multi-line summary of a split (pairs kept/filtered, tokens per side,
 /// average pieces per sentence).
 std::string describe(const std::string& split, const FilterStats& stats);
+
+/// describe() of each part of a multi-corpus split (with its weight), then of the whole under
+/// `name`; just describe(name, stats) for one corpus of weight 1.
+std::string describe_parts(const std::string& name, const EncodedSplit& split);
 
 }  // namespace nmt

@@ -102,7 +102,10 @@ void check_special_ids(const Processor& sp, const std::string& origin) {
     throw Error("SentencePiece model " + origin + " has special ids pad=" +
                 std::to_string(sp.pad_id()) + " unk=" + std::to_string(sp.unk_id()) +
                 " bos=" + std::to_string(sp.bos_id()) + " eos=" + std::to_string(sp.eos_id()) +
-                "; nmt needs pad=0 unk=1 bos=2 eos=3 (train it with nmt prepare)");
+                "; nmt needs pad=0 unk=1 bos=2 eos=3: train one with nmt prepare, or with "
+                "spm_train --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3 --pad_piece='<pad>' "
+                "--unk_piece='<unk>' --bos_piece='<s>' --eos_piece='</s>' (plus your "
+                "--input, --model_prefix, --vocab_size, --model_type)");
   }
 }
 
@@ -208,6 +211,37 @@ Tokenizer Tokenizer::load(const std::vector<fs::path>& model_files) {
   tokenizer.src_ = load_file(model_files.front());
   tokenizer.tgt_ = model_files.size() == 1 ? tokenizer.src_ : load_file(model_files.back());
   return tokenizer;
+}
+
+Tokenizer Tokenizer::reuse(const DataConfig& data, const fs::path& out_dir) {
+  std::vector<fs::path> sources{data.spm_model};
+  if (!data.spm_model_tgt.empty()) sources.emplace_back(data.spm_model_tgt);
+  Tokenizer tokenizer = load(sources);
+  const auto files = model_files(data, out_dir);
+  if (files.size() != sources.size()) {
+    throw Error("data.joint_vocab does not match data.spm_model/spm_model_tgt (" +
+                std::to_string(sources.size()) + " model(s) given)");
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error("cannot create '" + out_dir.string() + "': " + ec.message());
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::ifstream in(sources[i], std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw Error("cannot read '" + sources[i].string() + "'");
+    write_file(files[i], bytes);
+  }
+  return tokenizer;
+}
+
+void Tokenizer::save(const std::vector<fs::path>& files) const {
+  const auto protos = serialized();
+  if (files.size() != protos.size()) {
+    throw Error("a " + std::string(joint() ? "joint" : "two-model") + " tokenizer needs " +
+                std::to_string(protos.size()) + " model file(s), got " +
+                std::to_string(files.size()));
+  }
+  for (size_t i = 0; i < files.size(); ++i) write_file(files[i], protos[i]);
 }
 
 Tokenizer Tokenizer::from_serialized(const std::vector<std::string>& protos) {

@@ -36,6 +36,15 @@ class Tokenizer {
   /// A missing or corrupt file, or special ids other than 0..3, is an nmt::Error naming it.
   static Tokenizer load(const std::vector<std::filesystem::path>& model_files);
 
+  /// Reuses existing models: data.spm_model (joint) or data.spm_model and data.spm_model_tgt
+  /// (separate), checked as load() checks them, copied byte for byte to model_files(data,
+  /// out_dir) so the run directory holds everything it needs. Special ids other than 0..3 are
+  /// an nmt::Error that says how to train a compatible model.
+  static Tokenizer reuse(const DataConfig& data, const std::filesystem::path& out_dir);
+
+  /// Writes the serialized models to `files` (one or two, as model_files gives).
+  void save(const std::vector<std::filesystem::path>& files) const;
+
   /// Loads from serialized model protos (what checkpoints embed): one (joint) or two (src, tgt).
   static Tokenizer from_serialized(const std::vector<std::string>& protos);
 

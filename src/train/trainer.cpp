@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/run_lock.h"
+#include "train/finetune.h"
 #include "train/optimizer.h"
 #include "train/resume.h"
 #include "train/trainer_internal.h"
@@ -19,6 +20,21 @@ namespace nmt {
 namespace fs = std::filesystem;
 
 namespace {
+
+/// The optimizer's class (Adam or AdamW) and parameter groups follow weight_decay and
+/// weight_decay_on, and a saved state only loads into the same shape.
+void check_optimizer_fits(const fs::path& checkpoint, const TrainConfig& was,
+                          const TrainConfig& now) {
+  if ((was.weight_decay > 0.0) != (now.weight_decay > 0.0) ||
+      (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
+    std::ostringstream message;
+    message << checkpoint.string() << " was trained with train.weight_decay = " << was.weight_decay
+            << ", train.weight_decay_on = '" << choice_name(was.weight_decay_on) << "' (now "
+            << now.weight_decay << ", '" << choice_name(now.weight_decay_on)
+            << "'): its optimizer state fits only the same optimizer; use those values";
+    throw Error(message.str());
+  }
+}
 
 /// Throws the one error that says why the run in `last` cannot go on under `config`: a changed
 /// model or data setting, an optimizer whose saved state would not fit, or another vocabulary.
@@ -32,19 +48,7 @@ void check_resumable(const fs::path& last, const LoadedModel& saved, const Confi
                   "(only train.* and decode.* may change)");
     }
   }
-  // The optimizer's class (Adam or AdamW) and parameter groups follow these two keys, and its
-  // saved state only loads into the same shape.
-  const TrainConfig& was = saved.config.train;
-  const TrainConfig& now = config.train;
-  if ((was.weight_decay > 0.0) != (now.weight_decay > 0.0) ||
-      (now.weight_decay > 0.0 && was.weight_decay_on != now.weight_decay_on)) {
-    std::ostringstream message;
-    message << last.string() << " was trained with train.weight_decay = " << was.weight_decay
-            << ", train.weight_decay_on = '" << choice_name(was.weight_decay_on) << "' (now "
-            << now.weight_decay << ", '" << choice_name(now.weight_decay_on)
-            << "'): its optimizer state fits only the same optimizer; resume with those values";
-    throw Error(message.str());
-  }
+  check_optimizer_fits(last, saved.config.train, config.train);
   if (saved.tokenizer.serialized() != tokenizer.serialized()) {
     throw Error(last.string() + ": its vocabulary differs from the tokenizer in " +
                 run_dir.string() + " (was the tokenizer retrained?)");
@@ -53,11 +57,16 @@ void check_resumable(const fs::path& last, const LoadedModel& saved, const Confi
 
 }  // namespace
 
-Trainer::Trainer(Config config, bool resume, std::ostream& console, const DistEnv& dist)
+Trainer::Trainer(Config config, bool resume, std::ostream& console, const fs::path& init_from,
+                 const DistEnv& dist)
     : config_(std::move(config)),
       run_dir_(config_.train.resolved_run_dir()),
       device_(rank_device(resolve_device(config_.train.device), dist)),
       window_(std::make_unique<Window>()) {
+  if (resume && !init_from.empty()) {
+    throw Error("--init-from starts a new run from another one's weights, --resume continues " +
+                run_dir_.string() + ": give one of them");
+  }
   if (dist.distributed()) {
     comm_ = std::make_unique<WorldComm>(dist, device_, config_.train.dist_timeout);
     check_same_on_all_ranks(*comm_,
@@ -72,11 +81,13 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const DistEn
           ? rank_threads(dist, config_.train.threads, int64_t(std::thread::hardware_concurrency()))
           : config_.train.threads;
   if (device_.is_cpu()) configure_threads(threads);
+  std::unique_ptr<Parent> parent;  // loaded before seeding: building its model draws numbers
+  if (!init_from.empty()) parent = load_and_adopt_parent(init_from);
   torch::manual_seed(uint64_t(config_.train.seed));
   RunDirReport tidied;
   if (comm_->is_main()) {
     try {  // the other ranks wait for this; they learn why it failed instead of timing out
-      tidied = prepare_run_dir(resume, console);
+      tidied = prepare_run_dir(resume, console, parent.get());
     } catch (const std::exception& e) {
       comm_->publish("prepared", e.what());
       throw;
@@ -95,14 +106,8 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const DistEn
                                                            : config_.train.cpu_workers;
     if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, threads);
   }
-  train_ = load_split(config_.data, config_.data.train_split, *tokenizer_);
-  valid_ = load_split(config_.data, config_.data.valid_split, *tokenizer_);
-  log_->line(describe(config_.data.train_split, train_.stats));
-  log_->line(describe(config_.data.valid_split, valid_.stats));
-  for (const auto& split : config_.train.monitor_splits) {
-    monitors_.emplace_back(split, load_split(config_.data, split, *tokenizer_));
-  }
-  set_up_model(resume);
+  load_data();
+  set_up_model(resume, parent.get());
   const int64_t trained_on = state_.world_size;
   state_.world_size = comm_->size();
   if (comm_->is_main()) {
@@ -121,7 +126,7 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const DistEn
              (comm_->size() > 1 ? ", " + std::to_string(comm_->size()) + " processes" : ""));
 }
 
-RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console) {
+RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console, const Parent* parent) {
   const fs::path last = run_dir_ / "last.pt";
   if (resume && !fs::exists(last)) {
     throw Error(run_dir_.string() + ": nothing to resume (no last.pt)");
@@ -139,6 +144,7 @@ RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console) {
   RunDirReport tidied = tidy_run_dir(run_dir_, recorded);
   log_ = std::make_unique<RunLog>(run_dir_, console);
   if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
+  if (parent != nullptr) write_parent_files(*parent);
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
   return tidied;
 }
@@ -184,10 +190,46 @@ void Trainer::synchronise_ranks(int64_t trained_on) {
              (world > trained_on ? "more" : "less") + " data than before");
 }
 
-void Trainer::set_up_model(bool resume) {
+std::unique_ptr<Parent> Trainer::load_and_adopt_parent(const fs::path& init_from) {
+  const InitKeep keep = config_.train.init_keep;
+  auto parent = std::make_unique<Parent>(load_parent(init_from, keep, device_));
+  adopt_parent_config(*parent, config_);
+  if (keep == InitKeep::kOptimizer) {
+    check_optimizer_fits(parent->checkpoint, parent->loaded.config.train, config_.train);
+  }
+  return parent;
+}
+
+void Trainer::write_parent_files(const Parent& parent) {
+  const InitKeep keep = config_.train.init_keep;
+  adopt_parent_tokenizer(parent, config_.data, run_dir_);
+  record_parent(parent, keep, run_dir_);
+  log_->line(describe_parent(parent, keep));
+}
+
+void Trainer::load_data() {
+  train_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
+  valid_ = load_corpus(config_.data, config_.data.valid, *tokenizer_);
+  const auto& corpora = config_.data.train;
+  log_->line(describe_parts(corpora.size() == 1 ? corpora[0].name() : "train", train_));
+  log_->line(describe(config_.data.valid.name(), valid_.stats));
+  for (const auto& corpus : config_.train.monitor_splits) {
+    monitors_.emplace_back(corpus.name(), load_corpus(config_.data, corpus, *tokenizer_));
+  }
+}
+
+void Trainer::set_up_model(bool resume, const Parent* parent) {
   model_ = Seq2Seq(config_.model);
   model_->to(device_);
   optimizer_ = make_optimizer(model_->named_parameters(), config_.train);
+  if (parent != nullptr) {
+    torch::NoGradGuard no_grad;
+    auto source = parent->loaded.model->named_parameters();
+    for (auto& item : model_->named_parameters()) item.value().copy_(source[item.key()]);
+    if (config_.train.init_keep == InitKeep::kOptimizer) {
+      load_optimizer_state(parent->checkpoint, *optimizer_);
+    }
+  }
   if (!resume) return;
   const fs::path last = run_dir_ / "last.pt";
   LoadedModel saved = load_checkpoint(last, device_);

@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/distributed.h"
+#include "train/finetune.h"
 #include "train/resume.h"
 #include "train/run_log.h"
 #include "train/validation.h"
@@ -41,10 +42,13 @@ class Trainer {
   /// Prepares a new run in config.train.resolved_run_dir(), or with `resume` continues the run
   /// found there from its last.pt. Starting anew over an existing run is an error (never
   /// overwrites work); resuming with different model/data settings is an error naming the key.
-  /// With `dist` describing several processes (parse_dist_env) this process trains as one rank
-  /// of them (docs/distributed.md): rank 0 alone prepares the run directory, validates and
-  /// writes; every rank must be started with the same config.
-  Trainer(Config config, bool resume, std::ostream& console, const DistEnv& dist = {});
+  /// A new run with `init_from` (a run directory or checkpoint) fine-tunes it (train/finetune.h):
+  /// its tokenizer and weights, fresh training state. With `dist` describing several processes
+  /// (parse_dist_env) this process trains as one rank of them (docs/distributed.md): rank 0
+  /// alone prepares the run directory, validates and writes; every rank must be started with the
+  /// same config.
+  Trainer(Config config, bool resume, std::ostream& console,
+          const std::filesystem::path& init_from = {}, const DistEnv& dist = {});
   ~Trainer();
 
   /// Runs until a limit, early stopping or an interrupt; returns how it ended. A non-finite
@@ -56,11 +60,18 @@ class Trainer {
   Seq2Seq& model() { return model_; }
 
  private:
-  /// Rank 0's start: checks, locks and tidies the run directory, opens the logs, prepares the
-  /// tokenizer; returns what tidying found. Other ranks wait for it (join_prepared_run).
-  RunDirReport prepare_run_dir(bool resume, std::ostream& console);
+  /// Loads the --init-from parent (every rank) and adopts its config.
+  std::unique_ptr<Parent> load_and_adopt_parent(const std::filesystem::path& init_from);
+  /// Rank 0: the parent's tokenizer files, parent.json and a log line into the run directory.
+  void write_parent_files(const Parent& parent);
+  /// Rank 0's start: checks, locks and tidies the run directory, opens the logs, writes the
+  /// parent's tokenizer and record (fine-tuning), prepares the tokenizer; returns what tidying
+  /// found. Other ranks wait for it (join_prepared_run).
+  RunDirReport prepare_run_dir(bool resume, std::ostream& console, const Parent* parent);
   void join_prepared_run();
-  void set_up_model(bool resume);
+  /// Loads data.train, data.valid and train.monitor_splits and logs their statistics.
+  void load_data();
+  void set_up_model(bool resume, const Parent* parent);
   /// After set-up: rank 0's parameters everywhere, the ranks' data and model compared, and a
   /// resume on another number of processes explained in the log.
   void synchronise_ranks(int64_t trained_on);
@@ -71,6 +82,8 @@ class Trainer {
   const std::vector<Example>& epoch_examples() const;
   /// Re-segments the training split for the epoch under way (data.subword_alpha > 0).
   void resample_subwords();
+  /// Draws the epoch under way's mix of weighted corpora (data/mixing.h) into mixed_.
+  void remix();
   /// One optimizer step over `group`, the step's batches of all ranks (this rank takes its
   /// accum_steps of them); returns the step's mean loss per target token over all ranks.
   double train_step(const std::vector<std::vector<size_t>>& group);
@@ -101,6 +114,7 @@ class Trainer {
   std::optional<Tokenizer> tokenizer_;
   EncodedSplit train_;
   std::vector<Example> sampled_;  ///< this epoch's re-segmented train_ (data.subword_alpha > 0)
+  std::vector<Example> mixed_;    ///< this epoch's pairs of weighted corpora (data/mixing.h)
   EncodedSplit valid_;
   std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
   Seq2Seq model_{nullptr};

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/interrupt.h"
+#include "data/mixing.h"
 #include "train/trainer.h"
 #include "train/trainer_internal.h"
 
@@ -86,6 +87,7 @@ TrainSummary Trainer::run(bool final_validation) {
 
 void Trainer::train_epoch(TrainSummary& summary) {
   if (samples_subwords(config_.data)) resample_subwords();
+  if (mixes(train_.parts)) remix();
   const auto batches = make_batches(epoch_examples(), batching_options(config_.data), state_.epoch);
   // A step takes accum_steps batches on each rank (train_step picks this rank's).
   const auto accum = size_t(config_.train.accum_steps * comm_->size());
@@ -121,7 +123,26 @@ void Trainer::train_epoch(TrainSummary& summary) {
 }
 
 const std::vector<Example>& Trainer::epoch_examples() const {
+  if (mixes(train_.parts)) return mixed_;
   return samples_subwords(config_.data) ? sampled_ : train_.examples;
+}
+
+void Trainer::remix() {
+  const bool first = mixed_.empty();
+  const auto& pairs = samples_subwords(config_.data) ? sampled_ : train_.examples;
+  const auto indices = epoch_mix(train_.parts, config_.data.seed, state_.epoch);
+  mixed_.clear();
+  mixed_.reserve(indices.size());
+  for (const size_t i : indices) mixed_.push_back(pairs[i]);
+  if (!first) return;
+  const auto counts = mix_counts(train_.parts);
+  std::string text;
+  for (size_t p = 0; p < counts.size(); ++p) {
+    text += (p == 0 ? "" : ", ") + train_.parts[p].name + " " + std::to_string(counts[p]) + " of " +
+            std::to_string(train_.parts[p].size()) + " (weight " +
+            fixed(train_.parts[p].weight, 2) + ")";
+  }
+  say("corpus mix per epoch: " + text + "; " + std::to_string(mixed_.size()) + " pairs in all");
 }
 
 void Trainer::resample_subwords() {

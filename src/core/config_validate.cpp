@@ -1,0 +1,194 @@
+#include "core/config.h"
+
+#include <sstream>
+
+#include "core/error.h"
+
+// Range checks of the typed config (config.cpp reads and writes it).
+
+namespace nmt {
+namespace {
+
+void check_min(const char* key, double value, double min) {
+  if (value < min) {
+    std::ostringstream s;
+    s << key << " = " << value << " is out of range: must be >= " << min;
+    throw Error(s.str());
+  }
+}
+
+void check_range(const char* key, double value, double min, double max) {
+  if (value < min || value > max) {
+    std::ostringstream s;
+    s << key << " = " << value << " is out of range: must be in [" << min << ", " << max << "]";
+    throw Error(s.str());
+  }
+}
+
+/// Language codes only name files, so any short file-name-safe code will do.
+void check_language(const char* key, const std::string& code) {
+  const bool valid =
+      !code.empty() && code.size() <= 32 &&
+      code.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") ==
+          std::string::npos;
+  if (!valid) {
+    throw Error(std::string(key) + " = '" + code +
+                "' is not a valid language code: use 1-32 characters from [A-Za-z0-9_-], "
+                "e.g. en, pt-BR, ja");
+  }
+}
+
+/// data.spm_model / spm_model_tgt agree with data.joint_vocab.
+void check_spm_models(const DataConfig& data) {
+  if (!data.spm_model_tgt.empty() && data.spm_model.empty()) {
+    throw Error("data.spm_model_tgt = '" + data.spm_model_tgt +
+                "' needs data.spm_model (the source side's model) too");
+  }
+  if (data.spm_model.empty()) return;
+  if (data.joint_vocab && !data.spm_model_tgt.empty()) {
+    throw Error("data.spm_model_tgt = '" + data.spm_model_tgt +
+                "' gives the target side its own model: set data.joint_vocab = false too");
+  }
+  if (!data.joint_vocab && data.spm_model_tgt.empty()) {
+    throw Error("data.joint_vocab = false with data.spm_model = '" + data.spm_model +
+                "': give the target side's model as data.spm_model_tgt (or set "
+                "data.joint_vocab = true to use one model for both)");
+  }
+}
+
+}  // namespace
+
+void ModelConfig::validate() const {
+  check_min("model.d_model", d_model, 1);
+  check_min("model.n_heads", n_heads, 1);
+  if (d_model % n_heads != 0) {
+    throw Error("model.d_model = " + std::to_string(d_model) +
+                " is not divisible by model.n_heads = " + std::to_string(n_heads) +
+                ": choose n_heads that divides d_model");
+  }
+  check_min("model.encoder_layers", encoder_layers, 1);
+  check_min("model.decoder_layers", decoder_layers, 1);
+  check_min("model.d_ff", d_ff, 1);
+  check_range("model.dropout", dropout, 0.0, 0.99);
+  check_range("model.attention_dropout", attention_dropout, 0.0, 0.99);
+  check_range("model.word_dropout", word_dropout, 0.0, 0.99);
+  check_min("model.max_len", max_len, 2);
+  check_min("model.src_vocab_size", src_vocab_size, 0);
+  check_min("model.tgt_vocab_size", tgt_vocab_size, 0);
+  if (share_embeddings && src_vocab_size != tgt_vocab_size) {
+    throw Error("model.share_embeddings = true needs equal vocabularies, got src_vocab_size = " +
+                std::to_string(src_vocab_size) + " and tgt_vocab_size = " +
+                std::to_string(tgt_vocab_size) + " (use data.joint_vocab = true)");
+  }
+}
+
+void DataConfig::validate() const {
+  check_language("data.src_lang", src_lang);
+  check_language("data.tgt_lang", tgt_lang);
+  if (src_lang == tgt_lang) {
+    throw Error("data.src_lang and data.tgt_lang are both '" + src_lang +
+                "': the two sides need different codes (they name the files)");
+  }
+  if (train.empty()) throw Error("data.train is empty: name at least one training corpus");
+  for (size_t i = 0; i < train.size(); ++i)
+    train[i].validate("data.train[" + std::to_string(i) + "]");
+  valid.validate("data.valid");
+  if (valid.weight != 1.0) throw Error("data.valid: a weight applies to data.train corpora only");
+  check_spm_models(*this);
+  check_range("data.vocab_size", vocab_size, 16, 1000000);
+  check_range("data.character_coverage", character_coverage, 0.9, 1.0);
+  check_min("data.max_len", max_len, 1);
+  check_min("data.batch_tokens", batch_tokens, 1);
+  check_min("data.pool_batches", pool_batches, 1);
+  check_min("data.seed", seed, 0);
+  check_range("data.subword_alpha", subword_alpha, 0.0, 1.0);
+  if (subword_nbest != -1 && (subword_nbest < 2 || subword_nbest > 512)) {
+    throw Error("data.subword_nbest = " + std::to_string(subword_nbest) +
+                " is not valid: use -1 (sample from all segmentations) or 2..512");
+  }
+}
+
+void TrainConfig::validate() const {
+  if (name.empty()) throw Error("train.name is empty: give the run a name");
+  if (name.size() > 255) {  // it names a directory: longer names fail deep in the file system
+    throw Error("train.name is " + std::to_string(name.size()) +
+                " characters long: a run directory's name has at most 255");
+  }
+  check_min("train.seed", seed, 0);
+  if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
+    throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
+  }
+  check_range("train.threads", threads, 0, 1024);
+  check_range("train.cpu_workers", cpu_workers, 0, 256);
+  check_range("train.lr", lr, 1e-9, 10.0);
+  check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
+  check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);
+  check_range("train.adam_eps", adam_eps, 0.0, 1.0);
+  check_min("train.weight_decay", weight_decay, 0.0);
+  check_min("train.warmup_steps", warmup_steps, 0);
+  check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
+  check_range("train.rdrop_alpha", rdrop_alpha, 0.0, 1000.0);
+  check_min("train.clip_norm", clip_norm, 0.0);
+  check_min("train.accum_steps", accum_steps, 1);
+  check_min("train.max_epochs", max_epochs, 0);
+  check_min("train.max_steps", max_steps, 0);
+  check_min("train.max_minutes", max_minutes, 0.0);
+  if (max_epochs == 0 && max_steps == 0 && max_minutes == 0.0) {
+    throw Error("train.max_epochs, train.max_steps and train.max_minutes are all 0: set a limit");
+  }
+  check_min("train.log_every", log_every, 1);
+  check_min("train.validate_every", validate_every, 0);
+  check_min("train.valid_max_len_offset", valid_max_len_offset, 1);
+  if (metric == Metric::kBleu && !valid_bleu) {
+    throw Error("train.metric = 'bleu' needs train.valid_bleu = true (or use train.metric = loss)");
+  }
+  check_min("train.patience", patience, 0);
+  check_min("train.keep_checkpoints", keep_checkpoints, 0);
+  check_range("train.dist_timeout", dist_timeout, 1.0, 86400.0);
+  for (const auto& corpus : monitor_splits) {
+    corpus.validate("train.monitor_splits");
+    if (corpus.weight != 1.0) {
+      throw Error("train.monitor_splits: a weight applies to data.train corpora only");
+    }
+  }
+}
+
+std::filesystem::path TrainConfig::resolved_run_dir() const {
+  return run_dir.empty() ? std::filesystem::path("checkpoints") / name
+                         : std::filesystem::path(run_dir);
+}
+
+void DecodeConfig::validate() const {
+  check_range("decode.beam", beam, 1, 1000);
+  check_range("decode.sample", sample, 0, 4096);
+  check_range("decode.epsilon", epsilon, 0.0, 0.5);
+  check_range("decode.nbest", nbest, 1, candidates());
+  check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
+  check_min("decode.max_len_offset", max_len_offset, 1);
+  check_min("decode.batch_tokens", batch_tokens, 1);
+  if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > candidates())) {
+    const std::string limit = sample > 0 ? "decode.sample = " + std::to_string(sample)
+                                         : "decode.beam = " + std::to_string(beam);
+    throw Error("decode.mbr = " + std::to_string(mbr) + " is not valid: use 0 (off) or a number " +
+                "of candidates from max(2, decode.nbest = " + std::to_string(nbest) + ") to " +
+                limit);
+  }
+}
+
+DecodeConfig DecodeConfig::plain_search(int64_t beam_size) const {
+  DecodeConfig plain = *this;
+  plain.beam = beam_size;
+  plain.nbest = 1;
+  plain.mbr = 0;
+  plain.sample = 0;
+  return plain;
+}
+
+void Config::validate() const {
+  model.validate();
+  data.validate();
+  train.validate();
+  decode.validate();
+}
+
+}  // namespace nmt

@@ -1,0 +1,49 @@
+#include "data/mixing.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "data/batching.h"
+
+namespace nmt {
+
+bool mixes(const std::vector<CorpusPart>& parts) {
+  for (const auto& part : parts) {
+    if (part.weight != 1.0) return true;
+  }
+  return false;
+}
+
+std::vector<size_t> mix_counts(const std::vector<CorpusPart>& parts) {
+  std::vector<size_t> counts;
+  for (const auto& part : parts) {
+    counts.push_back(size_t(std::llround(part.weight * double(part.size()))));
+  }
+  return counts;
+}
+
+std::vector<size_t> epoch_mix(const std::vector<CorpusPart>& parts, int64_t seed, int64_t epoch) {
+  auto rng = epoch_generator(seed, epoch, 0x6d6978);  // "mix": a stream of its own
+  const auto counts = mix_counts(parts);
+  std::vector<size_t> indices;
+  indices.reserve(std::accumulate(counts.begin(), counts.end(), size_t(0)));
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const size_t n = parts[p].size();
+    if (n == 0) continue;
+    for (size_t copy = 0; copy < counts[p] / n; ++copy) {
+      for (size_t i = parts[p].begin; i < parts[p].end; ++i) indices.push_back(i);
+    }
+    // The rest: the first `rest` of a Fisher-Yates shuffle drawn front to back (own index
+    // draw, as in batching.cpp: std::uniform_int_distribution differs between libraries).
+    const size_t rest = counts[p] % n;
+    std::vector<size_t> pool(n);
+    std::iota(pool.begin(), pool.end(), parts[p].begin);
+    for (size_t k = 0; k < rest; ++k) {
+      std::swap(pool[k], pool[k + size_t(rng() % (n - k))]);
+      indices.push_back(pool[k]);
+    }
+  }
+  return indices;
+}
+
+}  // namespace nmt

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace nmt {
+
+// Weighted corpora (data.train with "weight"s). Per epoch, a corpus of n kept pairs and weight w
+// contributes c = round(w x n) pairs: floor(c / n) copies of each of its pairs, then c mod n
+// more, drawn without repetition from it (a partial Fisher-Yates shuffle). The draws come from
+// one generator for all corpora, in data.train order, seeded from (data.seed, epoch) through
+// epoch_generator, so an epoch's mix is the same on every platform and after a resume. The
+// batching shuffle (make_batches) then mixes the corpora.
+
+/// Whether any part has a weight other than 1 (else every pair is used once: no mixing).
+bool mixes(const std::vector<CorpusPart>& parts);
+
+/// The indices into the concatenated corpora that epoch `epoch` trains on, corpus by corpus
+/// (copies first, then the drawn rest, in draw order).
+std::vector<size_t> epoch_mix(const std::vector<CorpusPart>& parts, int64_t seed, int64_t epoch);
+
+/// How many pairs each part contributes per epoch: round(weight x size).
+std::vector<size_t> mix_counts(const std::vector<CorpusPart>& parts);
+
+}  // namespace nmt
