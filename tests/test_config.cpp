@@ -80,7 +80,8 @@ nlohmann::json every_field_changed() {
             {"metric", "loss"},
             {"patience", 4},
             {"keep_checkpoints", 6},
-            {"monitor_splits", {"a", "b"}}}},
+            {"monitor_splits", {"a", "b"}},
+            {"dist_timeout", 30.0}}},
           {"decode",
            {{"beam", 6},
             {"nbest", 2},
@@ -111,7 +112,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 72u);
+  EXPECT_EQ(keys, 73u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
