@@ -83,7 +83,8 @@ nlohmann::json every_field_changed() {
             {"patience", 4},
             {"keep_checkpoints", 6},
             {"monitor_splits", {"a", "b"}},
-            {"init_keep", "optimizer"}}},
+            {"init_keep", "optimizer"},
+            {"dist_timeout", 30.0}}},
           {"decode",
            {{"beam", 6},
             {"nbest", 2},
@@ -114,7 +115,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 75u);
+  EXPECT_EQ(keys, 76u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
