@@ -170,21 +170,26 @@ WorldComm::WorldComm(const DistEnv& env, const at::Device& device, double timeou
   impl_->create_group();
 }
 
+/// Runs `collective` on `tensor` as the group's device holds it, and copies the result back when
+/// that took a copy (a CPU tensor under NCCL).
+template <class Collective>
+void on_group_device(at::Tensor& tensor, const at::Device& device, Collective&& collective) {
+  std::vector<at::Tensor> tensors{tensor.to(device)};
+  collective(tensors);
+  if (!tensors[0].is_same(tensor)) tensor.copy_(tensors[0]);
+}
+
 void WorldComm::allreduce_sum(at::Tensor& tensor, const std::string& phase) {
   if (!impl_) return;
   impl_->guarded(phase, [&] {
-    std::vector<at::Tensor> tensors{tensor.to(impl_->device)};
-    impl_->group->allreduce(tensors)->wait();
-    if (!tensors[0].is_same(tensor)) tensor.copy_(tensors[0]);
+    on_group_device(tensor, impl_->device, [&](auto& t) { impl_->group->allreduce(t)->wait(); });
   });
 }
 
 void WorldComm::broadcast(at::Tensor& tensor, const std::string& phase) {
   if (!impl_) return;
   impl_->guarded(phase, [&] {
-    std::vector<at::Tensor> tensors{tensor.to(impl_->device)};
-    impl_->group->broadcast(tensors)->wait();
-    if (!tensors[0].is_same(tensor)) tensor.copy_(tensors[0]);
+    on_group_device(tensor, impl_->device, [&](auto& t) { impl_->group->broadcast(t)->wait(); });
   });
 }
 
