@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
 #include "train/trainer.h"
+#include "trainer_test_util.h"
 
 namespace nmt {
 namespace {
@@ -30,11 +31,6 @@ Config run_config(const fs::path& run_dir, int64_t steps, int64_t keep = 3) {
   config.train.validate_every = 5;
   config.train.keep_checkpoints = keep;
   return config;
-}
-
-void train(const Config& config, bool resume = false) {
-  std::ostringstream console;
-  Trainer(config, resume, console).run();
 }
 
 std::vector<std::pair<std::string, int64_t>> metric_keys(const fs::path& run_dir) {
@@ -67,7 +63,7 @@ bool same_weights(const fs::path& a, const fs::path& b) {
 TEST(Resume, CutsTheLogsBackAndRemovesWhatLiesBeyondTheCheckpoint) {
   const auto dir = test::temp_dir("resume_cut");
   const fs::path run = dir / "run";
-  train(run_config(run, 10));
+  test::train(run_config(run, 10));
   // What a process killed after step 10's checkpoint leaves behind: records and lines of steps
   // 11-15, a half-written best.pt, and step_15.pt written just before last.pt would have been.
   std::ofstream(run / "metrics.jsonl", std::ios::app) << R"({"kind":"train","step":11,"loss":1})"
@@ -77,7 +73,7 @@ TEST(Resume, CutsTheLogsBackAndRemovesWhatLiesBeyondTheCheckpoint) {
   std::ofstream(run / "train.log", std::ios::app) << "2026-01-01 00:00:00  step 11 | lost\n";
   std::ofstream(run / "best.pt.tmp") << "partial";
   fs::copy_file(run / "step_10.pt", run / "step_15.pt");
-  train(run_config(run, 12), /*resume=*/true);
+  test::train(run_config(run, 12), /*resume=*/true);
 
   const auto keys = metric_keys(run);
   const std::set<std::pair<std::string, int64_t>> unique(keys.begin(), keys.end());
@@ -103,13 +99,13 @@ TEST(Resume, CutsTheLogsBackAndRemovesWhatLiesBeyondTheCheckpoint) {
 TEST(Resume, AKillBetweenLastPtAndBestPtIsRepairedFromLastPt) {
   const auto dir = test::temp_dir("resume_best");
   const fs::path run = dir / "run";
-  train(run_config(run, 5, /*keep=*/0));
+  test::train(run_config(run, 5, /*keep=*/0));
   fs::copy_file(run / "best.pt", dir / "best_5.pt");
-  train(run_config(run, 10, 0), true);
+  test::train(run_config(run, 10, 0), true);
   ASSERT_EQ(read_checkpoint_state(run / "best.pt").step, 10);  // the loss still falls
   // Killed after last.pt (step 10, which records the best at step 10) but before best.pt.
   fs::copy_file(dir / "best_5.pt", run / "best.pt", fs::copy_options::overwrite_existing);
-  train(run_config(run, 10, 0), true);
+  test::train(run_config(run, 10, 0), true);
   EXPECT_EQ(read_checkpoint_state(run / "best.pt").step, 10);
   EXPECT_TRUE(same_weights(run / "best.pt", run / "last.pt"));
   EXPECT_NE(test::slurp(run / "train.log").find("best.pt rewritten from last.pt (step 10)"),
@@ -119,7 +115,7 @@ TEST(Resume, AKillBetweenLastPtAndBestPtIsRepairedFromLastPt) {
 TEST(Resume, ACheckpointWithoutLogSizesDropsTheMetricsRecordsOfLaterSteps) {
   const auto dir = test::temp_dir("resume_old");
   const fs::path run = dir / "run";
-  train(run_config(run, 5));
+  test::train(run_config(run, 5));
   {  // last.pt as nmt wrote it before checkpoints recorded the logs' sizes
     LoadedModel loaded = load_checkpoint(run / "last.pt", at::kCPU);
     auto optimizer = make_optimizer(loaded.model->named_parameters(), loaded.config.train);
@@ -130,7 +126,7 @@ TEST(Resume, ACheckpointWithoutLogSizesDropsTheMetricsRecordsOfLaterSteps) {
   }
   std::ofstream(run / "metrics.jsonl", std::ios::app) << R"({"kind":"train","step":6,"loss":1})"
                                                       << "\n";
-  train(run_config(run, 7), true);
+  test::train(run_config(run, 7), true);
   const auto keys = metric_keys(run);
   const std::set<std::pair<std::string, int64_t>> unique(keys.begin(), keys.end());
   EXPECT_EQ(unique.size(), keys.size());
@@ -146,7 +142,7 @@ TEST(Resume, ANewRunDiscardsWhatAKilledFirstAttemptLeft) {
   std::ofstream(run / "metrics.jsonl") << R"({"kind":"train","step":1,"loss":1})"
                                        << "\n";
   std::ofstream(run / "config.json.tmp") << "{";
-  train(run_config(run, 2));
+  test::train(run_config(run, 2));
   const auto keys = metric_keys(run);  // train 1, train 2, valid 2: nothing of the first attempt
   ASSERT_EQ(keys.size(), 3u);
   EXPECT_EQ(keys[0], std::make_pair(std::string("train"), int64_t(1)));
@@ -159,7 +155,7 @@ TEST(Resume, ANewRunDiscardsWhatAKilledFirstAttemptLeft) {
 TEST(Checkpoint, AWriteBeyondTheFileSizeLimitFailsNamingTheFileAndTheRunResumes) {
   const auto dir = test::temp_dir("fsize");
   const fs::path run = dir / "run";
-  train(run_config(run, 5));
+  test::train(run_config(run, 5));
   const auto before = test::slurp(run / "last.pt");
   // The first checkpoint written after step 10's validation (step_10.pt) exceeds the limit.
   test::SpawnOptions limited;

@@ -42,7 +42,7 @@ int run_average(int argc, char** argv) {
   return 0;
 }
 
-const bool registered =
+const bool registered_average =
     register_command({"average", "average the weights of several checkpoints", run_average, 60});
 
 }  // namespace

@@ -181,7 +181,7 @@ int run_bench(int argc, char** argv) {
               "' (available: " + benchmark_names() + ")");
 }
 
-const bool registered =
+const bool registered_bench =
     register_command({"bench", "speed benchmarks (nmt bench decode|train ...)", run_bench, 70});
 
 }  // namespace

@@ -220,7 +220,7 @@ int run_evaluate(int argc, char** argv) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool registered_evaluate = register_command(
     {"evaluate", "loss, BLEU, chrF and decoding speed of a checkpoint on a test set", run_evaluate,
      50});
 

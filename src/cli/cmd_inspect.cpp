@@ -66,7 +66,7 @@ int run_inspect(int argc, char** argv) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool registered_inspect = register_command(
     {"inspect", "print a checkpoint's training state; dump its weights for comparison", run_inspect,
      65});
 

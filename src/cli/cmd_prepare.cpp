@@ -84,7 +84,7 @@ int run_prepare(int argc, char** argv) {
 
 }  // namespace
 
-static const bool registered = register_command(
+const bool registered_prepare = register_command(
     {"prepare", "train the tokenizer and print corpus statistics", run_prepare, 10});
 
 }  // namespace nmt::cli

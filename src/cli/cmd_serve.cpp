@@ -118,7 +118,7 @@ int run_serve(int argc, char** argv) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool registered_serve = register_command(
     {"serve", "serve translations over HTTP (JSON, batched across requests)", run_serve, 45});
 
 }  // namespace

@@ -79,7 +79,7 @@ int run_train(int argc, char** argv) {
   return summary.interrupted ? 130 : 0;
 }
 
-const bool registered =
+const bool registered_train =
     register_command({"train", "train a model (new run or --resume)", run_train, 20});
 
 }  // namespace

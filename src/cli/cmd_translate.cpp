@@ -225,7 +225,7 @@ int run_translate(int argc, char** argv) {
   return failed > 0 ? 1 : 0;
 }
 
-const bool registered = register_command(
+const bool registered_translate = register_command(
     {"translate", "translate text, a file or stdin with a checkpoint", run_translate, 40});
 
 }  // namespace

@@ -32,7 +32,7 @@ using ChrfStats = std::array<OrderStats, kCharOrder>;
 using CharNgrams = std::unordered_map<std::u32string, long long>;
 
 /// Characters are Unicode code points, as in sacreBLEU (Python str), not bytes.
-std::u32string preprocess(const std::string& line, bool lowercase) {
+std::u32string chrf_characters(const std::string& line, bool lowercase) {
   const std::u32string chars = utf8_decode(lowercase ? unicode_lower(line) : line);
   std::u32string kept;
   kept.reserve(chars.size());
@@ -52,8 +52,8 @@ CharNgrams count_char_ngrams(const std::u32string& text, size_t n) {
 /// reference has no n-grams of an order, the hypothesis n-grams of that order are not counted.
 void add_sentence(const std::string& hypothesis, const std::string& reference, bool lowercase,
                   ChrfStats& stats) {
-  const std::u32string hyp = preprocess(hypothesis, lowercase);
-  const std::u32string ref = preprocess(reference, lowercase);
+  const std::u32string hyp = chrf_characters(hypothesis, lowercase);
+  const std::u32string ref = chrf_characters(reference, lowercase);
   for (size_t n = 1; n <= kCharOrder; ++n) {
     const CharNgrams ref_ngrams = count_char_ngrams(ref, n);
     long long hyp_total = 0, matches = 0;
