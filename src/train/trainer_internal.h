@@ -29,6 +29,8 @@ struct Trainer::Window {
   int64_t run_tokens = 0;
   double run_seconds = 0.0;
   double run_flops = 0.0;
+  double run_comm_seconds = 0.0;  ///< several processes: time in the step's collectives
+  int64_t run_steps = 0;          ///< optimizer steps taken by this process
 
   /// The run's training time so far: restored seconds plus this process's wall clock.
   double elapsed() const {

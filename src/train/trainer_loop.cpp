@@ -68,7 +68,13 @@ TrainSummary Trainer::run(bool final_validation) {
     summary.tokens_per_second = double(window_->run_tokens) / window_->run_seconds;
     summary.flops_per_second = window_->run_flops / window_->run_seconds;
     log_->line("throughput: " + fixed(summary.tokens_per_second, 0) + " target tokens/s, " +
-               fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls");
+               fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls" +
+               (comm_->size() > 1 && window_->run_steps > 0
+                    ? ", " +
+                          fixed(1000.0 * window_->run_comm_seconds / double(window_->run_steps),
+                                1) +
+                          " ms per step in collectives (gradient sum included)"
+                    : std::string()));
   }
   if (summary.interrupted) {
     log_->line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
@@ -107,6 +113,7 @@ void Trainer::train_epoch(TrainSummary& summary) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     window_->seconds += seconds;
     window_->run_seconds += seconds;
+    window_->run_steps += 1;
     state_.batch_in_epoch += int64_t(group.size());
     state_.step += 1;
     after_step(summary, loss);

@@ -150,6 +150,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
 
 void Trainer::reduce_step(std::vector<double>& sums) {
   const std::string step = "step " + std::to_string(state_.step + 1);
+  const auto start = Clock::now();
   allreduce_gradients(*comm_, model_->parameters(), step + ": gradient allreduce");
   sums.push_back(comm_->is_main() ? window_->elapsed() : 0.0);  // rank 0's clock for everyone
   auto values = at::tensor(sums, at::kDouble);
@@ -158,6 +159,8 @@ void Trainer::reduce_step(std::vector<double>& sums) {
   for (size_t i = 0; i < sums.size(); ++i) sums[i] = reduced[int64_t(i)];
   window_->agreed_elapsed = sums.back();
   sums.pop_back();
+  // Waiting for the slowest rank is part of it: that is what a step pays for the collectives.
+  window_->run_comm_seconds += std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 void Trainer::agree_stop(TrainSummary& summary) {
