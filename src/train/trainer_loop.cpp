@@ -67,14 +67,13 @@ TrainSummary Trainer::run(bool final_validation) {
   if (window_->run_seconds > 0) {
     summary.tokens_per_second = double(window_->run_tokens) / window_->run_seconds;
     summary.flops_per_second = window_->run_flops / window_->run_seconds;
-    log_->line("throughput: " + fixed(summary.tokens_per_second, 0) + " target tokens/s, " +
-               fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls" +
-               (comm_->size() > 1 && window_->run_steps > 0
-                    ? ", " +
-                          fixed(1000.0 * window_->run_comm_seconds / double(window_->run_steps),
-                                1) +
-                          " ms per step in collectives (gradient sum included)"
-                    : std::string()));
+    log_->line(
+        "throughput: " + fixed(summary.tokens_per_second, 0) + " target tokens/s, " +
+        fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls" +
+        (comm_->size() > 1 && window_->run_steps > 0
+             ? ", " + fixed(1000.0 * window_->run_comm_seconds / double(window_->run_steps), 1) +
+                   " ms per step in collectives (gradient sum included)"
+             : std::string()));
   }
   if (summary.interrupted) {
     log_->line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
