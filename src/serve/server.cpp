@@ -15,18 +15,19 @@
 #include <utility>
 
 namespace nmt {
+
+/// httplib::Server with a wider accept backlog: the library's compiled-in 5 drops connections
+/// (the client retries a second later) when a few dozen clients connect at once. Outside the
+/// anonymous namespace: it is a member of TranslationServer::Impl.
+class HttpListener : public httplib::Server {
+ public:
+  void widen_backlog() { ::listen(svr_sock_, 128); }
+};
+
 namespace {
 
 using json = nlohmann::json;
 constexpr const char* kJson = "application/json";
-constexpr int kListenBacklog = 128;
-
-/// httplib::Server with a wider accept backlog: the library's compiled-in 5 drops connections
-/// (the client retries a second later) when a few dozen clients connect at once.
-class Listener : public httplib::Server {
- public:
-  void widen_backlog() { ::listen(svr_sock_, kListenBacklog); }
-};
 
 std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -76,7 +77,7 @@ struct TranslationServer::Impl {
   ServedModel served;
   ServeOptions options;
   BatchQueue queue;
-  Listener http;
+  HttpListener http;
   std::thread listener;
   std::atomic<bool> listening{false};
 };
