@@ -51,9 +51,10 @@ inline float exp_nonpositive(float x) {
   p = p * f + 0.5f;
   p = p * f + 1.0f;
   p = p * f + 1.0f;
-  int32_t bits;
+  // Unsigned: adding n·2^23 wraps; shifting a negative n would be undefined before C++20.
+  uint32_t bits;
   std::memcpy(&bits, &p, sizeof bits);
-  bits += int32_t(rounded) << 23;
+  bits += uint32_t(int32_t(rounded)) << 23;
   std::memcpy(&p, &bits, sizeof p);
   return p;
 }
