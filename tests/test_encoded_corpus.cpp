@@ -1,6 +1,7 @@
 // data/encoded_corpus.h, data/pair_store.h: the compact, memory-mapped training corpus gives the
 // batches and tensors of the in-memory path, and its file is rebuilt whenever it is stale or
 // damaged, never trusted.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -1,4 +1,5 @@
 // The Trainer's loop: epochs, steps, logging, validation and stopping (setup is in trainer.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
