@@ -5,10 +5,9 @@
 #   2. `nmt prepare` with configs/multi30k_en_de.json: tokenizer sampling+training and corpus
 #      encoding timed separately (its "timings:" line), peak RSS (/usr/bin/time -v), the size of
 #      the encoded corpus file;
-#   3. `nmt train` for 1 step in a new run directory holding the tokenizer only (it encodes the
-#      corpus itself): start-up and time to the first step, peak RSS;
-#   4. `nmt train` for STEPS steps in a new run directory holding the tokenizer and the encoded
-#      file (it maps it): start-up, time to the first step, peak RSS, target tokens/s.
+#   3. `nmt train` for STEPS steps in a new run directory holding the tokenizer only (it encodes
+#      the corpus itself): start-up, time to the first step, peak RSS, target tokens/s;
+#   4. the same in a new run directory holding the tokenizer and the encoded file (it maps it).
 # One JSON per N goes to OUT (scaling_<N>.json); scripts/scaling_table.py --write renders the
 # table in docs/scaling.md from them.
 # Usage: scripts/bench_scaling.sh [--nmt build/nmt] [--work /tmp/nmt_scaling]
@@ -39,7 +38,8 @@ done
 mkdir -p "$work" "$out"
 cd "$root"
 common=(--config configs/multi30k_en_de.json --set train.max_minutes=0 --set train.max_epochs=0
-  --set train.valid_bleu=false --set train.metric=loss --set 'train.monitor_splits=[]'
+  --set train.max_steps=1 --set train.valid_bleu=false --set train.metric=loss
+  --set 'train.monitor_splits=[]'
   --set train.keep_checkpoints=0 --set train.log_every=10)
 
 timed() {  # LOG COMMAND...: runs COMMAND under /usr/bin/time -v, all output into LOG
@@ -64,9 +64,9 @@ for n in "${sizes[@]}"; do
   mkdir -p "$run.nofile" "$run.file"
   cp "$run"/spm*.model "$run.nofile/"
   cp "$run"/spm*.model "$run/train.corpus" "$run.file/"
-  echo "== $n: nmt train, 1 step, no encoded file"
+  echo "== $n: nmt train, $steps steps, no encoded file"
   timed "$work/train_nofile_$n.log" "$nmt" train "${common[@]}" --set data.dir="$data" \
-    --set train.run_dir="$run.nofile" --set train.max_steps=1
+    --set train.run_dir="$run.nofile" --set train.max_steps="$steps"
   echo "== $n: nmt train, $steps steps, with the encoded file"
   timed "$work/train_file_$n.log" "$nmt" train "${common[@]}" --set data.dir="$data" \
     --set train.run_dir="$run.file" --set train.max_steps="$steps"
@@ -110,6 +110,7 @@ result = {
     "first_step_with_file_s": number(r"first step done ([\d.]+) s", withfile),
     "train_peak_rss_with_file_mb": rss_mb(withfile),
     "tokens_per_s": number(r"throughput: ([\d.]+) target tokens/s", withfile),
+    "tokens_per_s_without_file": number(r"throughput: ([\d.]+) target tokens/s", nofile),
     "steps": int(steps),
     "host": socket.gethostname(),
     "cpu": cpu,

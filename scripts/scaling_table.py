@@ -27,6 +27,8 @@ COLUMNS = [
     ("encoding s", lambda r: f"{r['encode_s']:.1f}"),
     ("file MB", lambda r: f"{r['corpus_file_mb']:.1f}"),
     ("prepare peak RSS MB", lambda r: f"{r['prepare_peak_rss_mb']:.0f}"),
+    ("start-up s, no file / file", lambda r: f"{r['startup_without_file_s']:.2f} / "
+                                             f"{r['startup_with_file_s']:.2f}"),
     ("first step s, no file / file", lambda r: f"{r['first_step_without_file_s']:.1f} / "
                                                f"{r['first_step_with_file_s']:.1f}"),
     ("train peak RSS MB, no file / file", lambda r: f"{r['train_peak_rss_without_file_mb']:.0f} / "
