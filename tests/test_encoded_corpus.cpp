@@ -35,8 +35,8 @@ DataConfig copied_tiny_data(const fs::path& dir) {
 }
 
 /// Rebuilt (and why) or reused, by prepare_encoded_corpus.
-EncodedCorpusReport prepare(const DataConfig& data, const Tokenizer& tokenizer,
-                            const fs::path& run) {
+EncodedCorpusReport prepare_report(const DataConfig& data, const Tokenizer& tokenizer,
+                                   const fs::path& run) {
   EncodedCorpusReport report;
   prepare_encoded_corpus(data, tokenizer, run, &report);
   return report;
@@ -116,11 +116,11 @@ TEST(EncodedCorpus, RebuiltWhenACorpusFileChangesInSizeOrTime) {
   const test::TempDir dir("encoded_changed");
   const DataConfig data = copied_tiny_data(dir / "data");
   const Tokenizer tokenizer = prepare_tokenizer(data, dir / "run");
-  EXPECT_EQ(prepare(data, tokenizer, dir / "run").reason, "there is none yet");
-  EXPECT_FALSE(prepare(data, tokenizer, dir / "run").built);
+  EXPECT_EQ(prepare_report(data, tokenizer, dir / "run").reason, "there is none yet");
+  EXPECT_FALSE(prepare_report(data, tokenizer, dir / "run").built);
   std::ofstream(dir / "data" / "tiny.en", std::ios::app) << "one more line .\n";
   std::ofstream(dir / "data" / "tiny.de", std::ios::app) << "noch eine Zeile .\n";
-  auto report = prepare(data, tokenizer, dir / "run");
+  auto report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
   EXPECT_NE(report.reason.find("made from other inputs: file '"), std::string::npos)
       << report.reason;
@@ -128,31 +128,31 @@ TEST(EncodedCorpus, RebuiltWhenACorpusFileChangesInSizeOrTime) {
   EXPECT_EQ(prepare_encoded_corpus(data, tokenizer, dir / "run").stats.read, 401u);
   const fs::path de = dir / "data" / "tiny.de";
   fs::last_write_time(de, fs::last_write_time(de) + std::chrono::seconds(5));
-  report = prepare(data, tokenizer, dir / "run");
+  report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
   EXPECT_NE(report.reason.find("tiny.de' mtime_ns was"), std::string::npos) << report.reason;
-  EXPECT_FALSE(prepare(data, tokenizer, dir / "run").built);
+  EXPECT_FALSE(prepare_report(data, tokenizer, dir / "run").built);
 }
 
 TEST(EncodedCorpus, RebuiltWhenTheTokenizerOrAnEncodingOptionChanges) {
   const test::TempDir dir("encoded_options");
   DataConfig data = test::tiny_config(dir / "run").data;
   const Tokenizer tokenizer = prepare_tokenizer(data, dir / "run");
-  EXPECT_TRUE(prepare(data, tokenizer, dir / "run").built);
+  EXPECT_TRUE(prepare_report(data, tokenizer, dir / "run").built);
   DataConfig other_vocab = data;
   other_vocab.vocab_size = 120;
   const Tokenizer other = prepare_tokenizer(other_vocab, dir / "other");
-  auto report = prepare(data, other, dir / "run");
+  auto report = prepare_report(data, other, dir / "run");
   EXPECT_TRUE(report.built);
   EXPECT_NE(report.reason.find("tokenizer crc32 was"), std::string::npos) << report.reason;
-  report = prepare(data, tokenizer, dir / "run");
+  report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
   data.max_len = 20;
-  report = prepare(data, tokenizer, dir / "run");
+  report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
   EXPECT_NE(report.reason.find("data.max_len was 100, now 20"), std::string::npos) << report.reason;
   std::swap(data.src_lang, data.tgt_lang);
-  report = prepare(data, tokenizer, dir / "run");
+  report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
   EXPECT_NE(report.reason.find("data.src_lang was \"en\", now \"de\""), std::string::npos)
       << report.reason;
@@ -176,7 +176,7 @@ TEST(EncodedCorpus, TruncatedOrCorruptFileIsRebuiltNeverTrusted) {
   const Tokenizer tokenizer = prepare_tokenizer(data, dir / "run");
   const EncodedSplit held = load_corpora(data, data.train, tokenizer);
   const fs::path file = encoded_corpus_file(dir / "run");
-  EXPECT_TRUE(prepare(data, tokenizer, dir / "run").built);
+  EXPECT_TRUE(prepare_report(data, tokenizer, dir / "run").built);
   const auto size = fs::file_size(file);
   const auto expect_rebuilt = [&](const std::string& why) {
     EncodedCorpusReport report;
@@ -200,7 +200,7 @@ TEST(EncodedCorpus, TruncatedOrCorruptFileIsRebuiltNeverTrusted) {
   expect_rebuilt("not an nmt encoded corpus");
   flip_byte(file, 8);
   expect_rebuilt("format version");
-  EXPECT_FALSE(prepare(data, tokenizer, dir / "run").built);
+  EXPECT_FALSE(prepare_report(data, tokenizer, dir / "run").built);
 }
 
 // The other ranks of a distributed run map rank 0's file and never write one themselves.
