@@ -173,6 +173,9 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   test::expect_error([&] { apply_overrides(config, {"model.activation=tanh"}); },
                      "choose one of relu, gelu");
   config = Config();
+  test::expect_error([&] { apply_overrides(config, {"data.spm_sentences=0"}); },
+                     "data.spm_sentences = 0 is out of range: must be >= 1");
+  config = Config();
   test::expect_error([&] { apply_overrides(config, {"data.subword_alpha=1.5"}); },
                      "data.subword_alpha = 1.5 is out of range: must be in [0, 1]");
   config = Config();
