@@ -45,6 +45,7 @@ nlohmann::json every_field_changed() {
             {"vocab_type", "bpe"},
             {"joint_vocab", false},
             {"character_coverage", 0.9995},
+            {"spm_sentences", 5000},
             {"max_len", 50},
             {"batch_tokens", 1000},
             {"pool_batches", 7},
@@ -115,7 +116,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 76u);
+  EXPECT_EQ(keys, 77u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -171,6 +172,9 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"model.activation=tanh"}); },
                      "choose one of relu, gelu");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"data.spm_sentences=0"}); },
+                     "data.spm_sentences = 0 is out of range: must be >= 1");
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"data.subword_alpha=1.5"}); },
                      "data.subword_alpha = 1.5 is out of range: must be in [0, 1]");

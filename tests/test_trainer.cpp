@@ -29,6 +29,29 @@ TEST(Trainer, ResumeGivesTheSameLossCurve) {
   expect_resume_reproduces(whole, dir / "halves", 5);
 }
 
+// The encoded training corpus (data/encoded_corpus.h) is written by the first run and mapped by
+// the resume, which reproduces the whole run's losses; a new run that finds the file (as nmt
+// prepare leaves it) maps it and trains the same.
+TEST(Trainer, EncodedCorpusIsWrittenOnceAndMappedByTheResume) {
+  const auto dir = test::temp_dir("encoded_resume");
+  const Config whole = step_config(dir / "whole", 8);
+  const auto expected = expect_resume_reproduces(whole, dir / "halves", 3);
+  const std::string log = read_text(dir / "halves" / "train.log");
+  EXPECT_NE(log.find("encoded training corpus: wrote"), std::string::npos) << log;
+  EXPECT_NE(log.find("because there is none yet"), std::string::npos) << log;
+  EXPECT_NE(log.find("encoded training corpus: mapped"), std::string::npos) << log;
+  Config copied = whole;
+  copied.train.run_dir = (dir / "copied").string();
+  fs::create_directories(dir / "copied");
+  for (const char* name : {"spm.model", "train.corpus"}) {
+    fs::copy_file(dir / "whole" / name, dir / "copied" / name);
+  }
+  train(copied);
+  EXPECT_EQ(train_losses(dir / "copied"), expected);
+  EXPECT_NE(read_text(dir / "copied" / "train.log").find("encoded training corpus: mapped"),
+            std::string::npos);
+}
+
 // Data-parallel CPU workers: the same run twice, and a run stopped and resumed, give
 // bit-identical losses (each worker's dropout masks come from seeds drawn in order), and
 // without dropout two workers' step is one worker's (the same mean gradient).

@@ -1,5 +1,6 @@
-// nmt prepare: trains (or loads) the run's SentencePiece tokenizer and prints corpus statistics,
-// so vocabulary, filtering and batching choices can be checked before a long training run.
+// nmt prepare: trains (or loads) the run's SentencePiece tokenizer, encodes the training corpus
+// into the run directory (or maps it from there) and prints corpus statistics, so vocabulary,
+// filtering and batching choices can be checked before a long training run.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "cli/common.h"
 #include "data/batching.h"
 #include "data/dataset.h"
+#include "data/encoded_corpus.h"
 #include "data/mixing.h"
 
 namespace nmt::cli {
@@ -21,22 +23,41 @@ double seconds_since(Clock::time_point start) {
 }
 
 /// One line on the batches of `split`: count, mean rows, padding.
-void print_batches(const char* what, const std::vector<Example>& examples,
+void print_batches(const char* what, const PairsView& pairs,
                    const std::vector<std::vector<size_t>>& batches, int64_t batch_tokens) {
-  const double rows =
-      batches.empty() ? 0.0
-                      : static_cast<double>(examples.size()) / static_cast<double>(batches.size());
+  const double rows = batches.empty()
+                          ? 0.0
+                          : static_cast<double>(pairs.size()) / static_cast<double>(batches.size());
   std::printf(
       "  %s batches (data.batch_tokens=%lld): %zu batches, %.1f pairs/batch, "
       "padding %.2f%%\n",
       what, static_cast<long long>(batch_tokens), batches.size(), rows,
-      100.0 * padding_ratio(examples, batches));
+      100.0 * padding_ratio(pairs, batches));
+}
+
+/// How the tokenizer was come by, and (trained) on how many lines in how long.
+void print_tokenizer(const Tokenizer& tokenizer, const DataConfig& data,
+                     const std::filesystem::path& run_dir, const TokenizerReport& report,
+                     double seconds) {
+  std::printf(
+      "tokenizer: %s %s in %s: vocab %lld (source), %lld (target) [%.2f s]\n",
+      report.trained ? (std::string("trained ") + choice_name(data.vocab_type)).c_str() : "loaded",
+      tokenizer.joint() ? "joint model" : "separate models", run_dir.string().c_str(),
+      static_cast<long long>(tokenizer.src_vocab_size()),
+      static_cast<long long>(tokenizer.tgt_vocab_size()), seconds);
+  if (!report.trained) return;
+  std::printf(
+      "  trained on %zu of %zu lines (%s; data.spm_sentences=%lld): reading and sampling "
+      "%.2f s, SentencePiece training %.2f s on %lld thread(s)\n",
+      report.sampled, report.lines, report.sampled < report.lines ? "a sample" : "every line",
+      static_cast<long long>(data.spm_sentences), report.read_seconds, report.train_seconds,
+      static_cast<long long>(report.threads));
 }
 
 int run_prepare(int argc, char** argv) {
   cxxopts::Options options(argv[0],
-                           "Trains the tokenizer into the run directory (or loads it from there) "
-                           "and prints corpus statistics.");
+                           "Trains the tokenizer into the run directory (or loads it from there), "
+                           "encodes the training corpus into it and prints corpus statistics.");
   add_config_options(options);
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
@@ -45,27 +66,27 @@ int run_prepare(int argc, char** argv) {
   const std::filesystem::path run_dir = config.train.resolved_run_dir();
 
   auto start = Clock::now();
-  bool trained = false;
-  const Tokenizer tokenizer = prepare_tokenizer(data, run_dir, &trained);
+  TokenizerReport tokenizer_report;
+  const Tokenizer tokenizer = prepare_tokenizer(data, run_dir, nullptr, &tokenizer_report);
   const double tokenizer_s = seconds_since(start);
-  std::printf("tokenizer: %s %s in %s: vocab %lld (source), %lld (target) [%.2f s]\n",
-              trained ? (std::string("trained ") + choice_name(data.vocab_type)).c_str() : "loaded",
-              tokenizer.joint() ? "joint model" : "separate models", run_dir.string().c_str(),
-              static_cast<long long>(tokenizer.src_vocab_size()),
-              static_cast<long long>(tokenizer.tgt_vocab_size()), tokenizer_s);
+  print_tokenizer(tokenizer, data, run_dir, tokenizer_report, tokenizer_s);
 
-  start = Clock::now();
-  const EncodedSplit train = load_corpora(data, data.train, tokenizer);
-  const double train_s = seconds_since(start);
+  EncodedCorpusReport corpus_report;
+  const TrainCorpus train = prepare_encoded_corpus(data, tokenizer, run_dir, &corpus_report);
+  std::printf("encoded training corpus: %s %s (%.1f MB) [%.2f s]%s%s\n",
+              corpus_report.built ? "wrote" : "mapped", corpus_report.file.string().c_str(),
+              static_cast<double>(corpus_report.bytes) / 1e6, corpus_report.seconds,
+              corpus_report.built ? " because " : "", corpus_report.reason.c_str());
   const std::string name = data.train.size() == 1 ? data.train[0].name() : "train";
-  std::cout << describe_parts(name + " (" + data.src_lang + "->" + data.tgt_lang + ")", train);
+  std::cout << describe_parts(name + " (" + data.src_lang + "->" + data.tgt_lang + ")", train.parts,
+                              train.stats);
   start = Clock::now();
-  std::vector<Example> epoch = train.examples;  // epoch 1's pairs: the weighted mix, if any
+  std::vector<size_t> mix;  // epoch 1's rows: the weighted mix, if any
   if (mixes(train.parts)) {
-    epoch.clear();
-    for (const size_t i : epoch_mix(train.parts, data.seed, 0)) epoch.push_back(train.examples[i]);
-    std::printf("  epoch 1 mix (corpus weights): %zu pairs\n", epoch.size());
+    mix = epoch_mix(train.parts, data.seed, 0);
+    std::printf("  epoch 1 mix (corpus weights): %zu pairs\n", mix.size());
   }
+  const PairsView epoch(train.pairs, mixes(train.parts) ? &mix : nullptr);
   const auto batches = make_batches(epoch, batching_options(data), 1);
   const double batch_s = seconds_since(start);
   print_batches("epoch 1", epoch, batches, data.batch_tokens);
@@ -74,17 +95,24 @@ int run_prepare(int argc, char** argv) {
   const EncodedSplit valid = load_corpus(data, data.valid, tokenizer);
   const double valid_s = seconds_since(start);
   std::cout << describe(data.valid.name(), valid.stats);
-  print_batches("sorted", valid.examples, make_sorted_batches(valid.examples, data.batch_tokens),
-                data.batch_tokens);
+  const PairStore valid_pairs = PairStore::from_examples(valid.examples);
+  print_batches("sorted", PairsView(valid_pairs),
+                make_sorted_batches(PairsView(valid_pairs), data.batch_tokens), data.batch_tokens);
 
-  std::printf("timings: tokenizer %.2f s, read+encode %s %.2f s, %s %.2f s, batching %.3f s\n",
-              tokenizer_s, name.c_str(), train_s, data.valid.name().c_str(), valid_s, batch_s);
+  std::printf(
+      "timings: tokenizer %.2f s (reading and sampling %.2f s, SentencePiece training %.2f s), "
+      "training corpus %.2f s (%s), %s %.2f s, batching %.3f s\n",
+      tokenizer_s, tokenizer_report.read_seconds, tokenizer_report.train_seconds,
+      corpus_report.seconds,
+      corpus_report.built ? "read, encoded and written" : "checked and mapped",
+      data.valid.name().c_str(), valid_s, batch_s);
   return 0;
 }
 
 }  // namespace
 
 const bool registered_prepare = register_command(
-    {"prepare", "train the tokenizer and print corpus statistics", run_prepare, 10});
+    {"prepare", "train the tokenizer, encode the training corpus, print statistics", run_prepare,
+     10});
 
 }  // namespace nmt::cli

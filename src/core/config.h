@@ -144,6 +144,10 @@ struct DataConfig {
   VocabType vocab_type = VocabType::kUnigram;  ///< unigram | bpe
   bool joint_vocab = true;                     ///< one SentencePiece model for both languages
   double character_coverage = 1.0;             ///< SentencePiece character coverage
+  /// SentencePiece trains on a random sample of at most this many training lines (sentence
+  /// pairs), drawn across all data.train corpora with a generator seeded from data.seed; every
+  /// line, in corpus order, when there are fewer (docs/scaling.md)
+  int64_t spm_sentences = 1000000;
   int64_t max_len = 100;        ///< pairs with a side longer than this (pieces) are dropped
   int64_t batch_tokens = 4096;  ///< token budget per batch, padding included, per side
   int64_t pool_batches = 100;   ///< length-sort pools of this many batches
@@ -161,7 +165,8 @@ struct DataConfig {
     f("train", train), f("valid", valid), f("spm_model", spm_model);
     f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size);
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
-    f("character_coverage", character_coverage), f("max_len", max_len);
+    f("character_coverage", character_coverage), f("spm_sentences", spm_sentences);
+    f("max_len", max_len);
     f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
     f("subword_alpha", subword_alpha), f("subword_nbest", subword_nbest);
   }

@@ -27,14 +27,16 @@ int remove_entry(const char* entry, const struct stat*, int, struct FTW*) {
   return -1;
 }
 
-/// Writes all of `bytes` to `fd` and fsyncs it; returns 0 or the errno of the failure.
-int write_and_sync(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? errno : ENOSPC;
-    done += size_t(n);
+/// Writes all of `pieces` to `fd` and fsyncs it; returns 0 or the errno of the failure.
+int write_and_sync(int fd, const std::vector<std::string_view>& pieces) {
+  for (const auto bytes : pieces) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return n < 0 ? errno : ENOSPC;
+      done += size_t(n);
+    }
   }
   return ::fsync(fd) == 0 ? 0 : errno;
 }
@@ -63,6 +65,11 @@ void sync_directory(const fs::path& dir) {
 
 void write_file_atomically(const fs::path& path, const std::string& bytes,
                            const std::string& what) {
+  write_file_atomically(path, std::vector<std::string_view>{bytes}, what);
+}
+
+void write_file_atomically(const fs::path& path, const std::vector<std::string_view>& pieces,
+                           const std::string& what) {
   const fs::path tmp = path.string() + ".tmp";
   const auto fail = [&](int code) {
     ::unlink(tmp.c_str());
@@ -71,7 +78,7 @@ void write_file_atomically(const fs::path& path, const std::string& bytes,
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(errno);
-  const int code = write_and_sync(fd, bytes);
+  const int code = write_and_sync(fd, pieces);
   if (::close(fd) != 0 && code == 0) fail(errno);
   if (code != 0) fail(code);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno);

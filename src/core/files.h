@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace nmt {
 
@@ -20,6 +22,11 @@ void remove_tree(const std::filesystem::path& path);
 /// message ("checkpoint", "config file").
 void write_file_atomically(const std::filesystem::path& path, const std::string& bytes,
                            const std::string& what);
+
+/// write_file_atomically of the concatenation of `pieces`, written one after another (a large
+/// file need not be copied into one buffer first).
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::vector<std::string_view>& pieces, const std::string& what);
 
 /// Flushes a directory's entries (a rename or unlink inside it) to disk; errors are ignored
 /// (some file systems cannot fsync directories).

@@ -7,14 +7,9 @@
 #include <vector>
 
 #include "core/config.h"
+#include "data/pair_store.h"
 
 namespace nmt {
-
-/// One sentence pair as subword ids, without bos/eos.
-struct Example {
-  std::vector<int64_t> src;
-  std::vector<int64_t> tgt;
-};
 
 /// A padded batch, batch-first. src = x + eos, tgt_in = bos + y, tgt_out = y + eos (pad = 0).
 struct Batch {
@@ -46,22 +41,31 @@ BatchingOptions batching_options(const DataConfig& data);
 /// numbers are the same on every platform, and neighbouring epochs get unrelated streams.
 std::mt19937_64 epoch_generator(int64_t seed, int64_t epoch, uint32_t stream = 0);
 
-/// Cuts `examples` into batches of indices for one epoch: shuffle with (seed, epoch), sort within
+/// Cuts `pairs` into batches of indices for one epoch: shuffle with (seed, epoch), sort within
 /// pools of about pool_batches batches by (longer side, source length, target length), cut
 /// batches under the token budget, shuffle the batch order. Deterministic in (seed, epoch) on
 /// every platform (mt19937_64 seeded through seed_seq, own Fisher-Yates); every example appears
 /// exactly once. An example too long for the budget on its own forms a batch by itself.
-std::vector<std::vector<size_t>> make_batches(const std::vector<Example>& examples,
+/// Reads only the pairs' lengths.
+std::vector<std::vector<size_t>> make_batches(const PairsView& pairs,
                                               const BatchingOptions& options, int64_t epoch);
 
 /// Batches for evaluation: sorted by length (same key), no shuffling, same budget rule.
-std::vector<std::vector<size_t>> make_sorted_batches(const std::vector<Example>& examples,
-                                                     int64_t batch_tokens);
+std::vector<std::vector<size_t>> make_sorted_batches(const PairsView& pairs, int64_t batch_tokens);
 
-/// Pads the selected examples into a Batch (on the CPU).
-Batch collate(const std::vector<Example>& examples, const std::vector<size_t>& indices);
+/// Pads the selected pairs (indices into `pairs`) into a Batch (on the CPU).
+Batch collate(const PairsView& pairs, const std::vector<size_t>& indices);
 
 /// Fraction of padding among all token slots (both sides) in the given batches.
+double padding_ratio(const PairsView& pairs, const std::vector<std::vector<size_t>>& batches);
+
+// The same over examples held one by one (the validation sets, tests): packed into a PairStore
+// first, so both give the same batches and tensors.
+std::vector<std::vector<size_t>> make_batches(const std::vector<Example>& examples,
+                                              const BatchingOptions& options, int64_t epoch);
+std::vector<std::vector<size_t>> make_sorted_batches(const std::vector<Example>& examples,
+                                                     int64_t batch_tokens);
+Batch collate(const std::vector<Example>& examples, const std::vector<size_t>& indices);
 double padding_ratio(const std::vector<Example>& examples,
                      const std::vector<std::vector<size_t>>& batches);
 

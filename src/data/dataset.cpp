@@ -1,5 +1,7 @@
 #include "data/dataset.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -11,31 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string trim(const std::string& s) {
-  const char* space = " \t\r\n\f\v";
-  const size_t first = s.find_first_not_of(space);
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(space) - first + 1);
-}
-
-/// An empty corpus is a mistake (a wrong file, a wrong column), never something to train on.
-void check_not_empty(const CorpusSpec& corpus, const FilterStats& stats) {
-  if (stats.kept > 0) return;
-  throw Error("empty corpus: " + corpus.describe() + " has no usable sentence pair (" +
-              std::to_string(stats.read) + " read, " + std::to_string(stats.empty) +
-              " with an empty side, " + std::to_string(stats.too_long) +
-              " longer than data.max_len pieces)");
-}
-
-void add_stats(FilterStats& total, const FilterStats& part) {
-  total.read += part.read;
-  total.kept += part.kept;
-  total.empty += part.empty;
-  total.too_long += part.too_long;
-  total.src_tokens += part.src_tokens;
-  total.tgt_tokens += part.tgt_tokens;
-}
-
 std::string format(const char* pattern, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, pattern, value);
@@ -43,6 +20,31 @@ std::string format(const char* pattern, double value) {
 }
 
 }  // namespace
+
+std::string trim_sentence(const std::string& s) {
+  const char* space = " \t\r\n\f\v";
+  const size_t first = s.find_first_not_of(space);
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(space) - first + 1);
+}
+
+/// An empty corpus is a mistake (a wrong file, a wrong column), never something to train on.
+void check_corpus_not_empty(const CorpusSpec& corpus, const FilterStats& stats) {
+  if (stats.kept > 0) return;
+  throw Error("empty corpus: " + corpus.describe() + " has no usable sentence pair (" +
+              std::to_string(stats.read) + " read, " + std::to_string(stats.empty) +
+              " with an empty side, " + std::to_string(stats.too_long) +
+              " longer than data.max_len pieces)");
+}
+
+void add_filter_stats(FilterStats& total, const FilterStats& part) {
+  total.read += part.read;
+  total.kept += part.kept;
+  total.empty += part.empty;
+  total.too_long += part.too_long;
+  total.src_tokens += part.src_tokens;
+  total.tgt_tokens += part.tgt_tokens;
+}
 
 EncodedSplit load_split(const DataConfig& data, const std::string& split,
                         const Tokenizer& tokenizer, bool filter_long) {
@@ -61,7 +63,7 @@ EncodedSplit load_corpora(const DataConfig& data, const std::vector<CorpusSpec>&
       all.tgt_text.push_back(std::move(one.tgt_text[i]));
     }
     all.parts.push_back({corpus.name(), begin, all.examples.size(), corpus.weight, one.stats});
-    add_stats(all.stats, one.stats);
+    add_filter_stats(all.stats, one.stats);
   }
   return all;
 }
@@ -72,8 +74,8 @@ EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
   EncodedSplit out;
   out.stats.read = text.size();
   for (size_t i = 0; i < text.size(); ++i) {
-    std::string src = trim(text.src[i]);
-    std::string tgt = trim(text.tgt[i]);
+    std::string src = trim_sentence(text.src[i]);
+    std::string tgt = trim_sentence(text.tgt[i]);
     if (src.empty() || tgt.empty()) {
       ++out.stats.empty;
       continue;
@@ -91,7 +93,7 @@ EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
     out.tgt_text.push_back(std::move(tgt));
   }
   out.stats.kept = out.examples.size();
-  check_not_empty(corpus, out.stats);
+  check_corpus_not_empty(corpus, out.stats);
   out.parts.push_back({corpus.name(), 0, out.examples.size(), corpus.weight, out.stats});
   return out;
 }
@@ -113,36 +115,39 @@ std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit&
   return examples;
 }
 
-Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, bool* trained) {
+Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, bool* trained,
+                            TokenizerReport* report) {
   const auto files = Tokenizer::model_files(data, run_dir);
   std::error_code ec;
   bool all_present = true;
   for (const auto& file : files) all_present = all_present && fs::exists(file, ec);
+  TokenizerReport done;
   // Until the run has a checkpoint, data.spm_model wins over what an earlier attempt left.
   if (!data.spm_model.empty() && !fs::exists(run_dir / "last.pt", ec)) {
     if (trained) *trained = false;
+    if (report) *report = done;
     return Tokenizer::reuse(data, run_dir);
   }
   if (trained) *trained = !all_present;
-  if (all_present) return Tokenizer::load(files);
-
-  // Train on the non-empty training sentences of each side, as load_corpus will see them.
-  std::vector<std::string> src, tgt;
-  for (const auto& corpus : data.train) {
-    ParallelText text = read_corpus(data, corpus);
-    FilterStats stats;
-    stats.read = text.size();
-    for (size_t i = 0; i < text.size(); ++i) {
-      std::string s = trim(text.src[i]);
-      std::string t = trim(text.tgt[i]);
-      stats.kept += !s.empty() && !t.empty();
-      stats.empty += s.empty() || t.empty();
-      if (!s.empty()) src.push_back(std::move(s));
-      if (!t.empty()) tgt.push_back(std::move(t));
-    }
-    check_not_empty(corpus, stats);
+  if (all_present) {
+    if (report) *report = done;
+    return Tokenizer::load(files);
   }
-  return Tokenizer::train(data, src, tgt, run_dir);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const SpmSample sample = sample_spm_sentences(data);
+  const auto sampled = Clock::now();
+  done.trained = true;
+  done.lines = sample.lines;
+  done.sampled = sample.sampled;
+  done.threads =
+      spm_train_threads(data.joint_vocab ? sample.src.size() + sample.tgt.size()
+                                         : std::max(sample.src.size(), sample.tgt.size()));
+  Tokenizer tokenizer = Tokenizer::train(data, sample.src, sample.tgt, run_dir);
+  done.read_seconds = std::chrono::duration<double>(sampled - start).count();
+  done.train_seconds = std::chrono::duration<double>(Clock::now() - sampled).count();
+  if (report) *report = done;
+  return tokenizer;
 }
 
 std::string describe(const std::string& split, const FilterStats& stats) {
@@ -165,13 +170,14 @@ std::string describe(const std::string& split, const FilterStats& stats) {
 
 namespace nmt {
 
-std::string describe_parts(const std::string& name, const EncodedSplit& split) {
-  if (split.parts.size() == 1 && split.parts[0].weight == 1.0) return describe(name, split.stats);
+std::string describe_parts(const std::string& name, const std::vector<CorpusPart>& parts,
+                           const FilterStats& stats) {
+  if (parts.size() == 1 && parts[0].weight == 1.0) return describe(name, stats);
   std::string text;
-  for (const auto& part : split.parts) {
+  for (const auto& part : parts) {
     text += describe("  " + part.name + " (weight " + format("%g", part.weight) + ")", part.stats);
   }
-  return text + describe(name + " (all corpora, each pair once)", split.stats);
+  return text + describe(name + " (all corpora, each pair once)", stats);
 }
 
 }  // namespace nmt

@@ -30,6 +30,15 @@ struct CorpusPart {
   size_t size() const { return end - begin; }
 };
 
+/// `s` without leading and trailing whitespace (the form corpora are encoded and trained in).
+std::string trim_sentence(const std::string& s);
+
+/// An nmt::Error naming `corpus` when `stats` kept no pair (a wrong file, a wrong column).
+void check_corpus_not_empty(const CorpusSpec& corpus, const FilterStats& stats);
+
+/// Adds `part`'s counts to `total`.
+void add_filter_stats(FilterStats& total, const FilterStats& part);
+
 /// One or more encoded corpora with their raw text (kept pairs only, aligned with `examples`).
 struct EncodedSplit {
   std::vector<Example> examples;
@@ -64,12 +73,37 @@ inline bool samples_subwords(const DataConfig& data) { return data.subword_alpha
 std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
                                      const Tokenizer& tokenizer, int64_t epoch);
 
+/// How prepare_tokenizer came by the tokenizer.
+struct TokenizerReport {
+  bool trained = false;      ///< trained now (else copied from data.spm_model or loaded)
+  size_t lines = 0;          ///< trained: lines with a non-empty side read from data.train
+  size_t sampled = 0;        ///< trained: of those, the lines SentencePiece trained on
+  int64_t threads = 0;       ///< trained: SentencePiece threads (spm_train_threads)
+  double read_seconds = 0;   ///< trained: reading and sampling the corpora
+  double train_seconds = 0;  ///< trained: SentencePiece training
+};
+
 /// The tokenizer of a run: copies data.spm_model (and spm_model_tgt) into `run_dir` when given
 /// and the run has no last.pt yet; else loads it from `run_dir` if its model file(s) exist
-/// (Tokenizer::model_files); else trains it on every data.train corpus, each pair once (non-empty
-/// lines, trimmed) and writes it there. `trained`, when given, says whether it was trained.
+/// (Tokenizer::model_files); else trains it on a sample of the data.train corpora
+/// (sample_spm_sentences) and writes it there. `trained`, when given, says whether it was
+/// trained; `report`, when given, gets the details.
 Tokenizer prepare_tokenizer(const DataConfig& data, const std::filesystem::path& run_dir,
-                            bool* trained = nullptr);
+                            bool* trained = nullptr, TokenizerReport* report = nullptr);
+
+/// The sentences SentencePiece trains on.
+struct SpmSample {
+  std::vector<std::string> src;  ///< the non-empty source sides of the sampled lines
+  std::vector<std::string> tgt;  ///< the non-empty target sides of the sampled lines
+  size_t lines = 0;              ///< lines with a non-empty side, all corpora together
+  size_t sampled = 0;            ///< of those, the lines sampled
+};
+
+/// Streams every data.train corpus once (trimmed pairs, each line once) and keeps a uniform
+/// random sample of at most data.spm_sentences of its lines that have a non-empty side
+/// (reservoir sampling, Vitter's algorithm R, with a generator seeded from data.seed), in corpus
+/// order; every such line when there are no more. A corpus with no usable pair is an nmt::Error.
+SpmSample sample_spm_sentences(const DataConfig& data);
 
 /// A human-readable multi-line summary of a split (pairs kept/filtered, tokens per side,
 /// average pieces per sentence).
@@ -77,6 +111,7 @@ std::string describe(const std::string& split, const FilterStats& stats);
 
 /// describe() of each part of a multi-corpus split (with its weight), then of the whole under
 /// `name`; just describe(name, stats) for one corpus of weight 1.
-std::string describe_parts(const std::string& name, const EncodedSplit& split);
+std::string describe_parts(const std::string& name, const std::vector<CorpusPart>& parts,
+                           const FilterStats& stats);
 
 }  // namespace nmt

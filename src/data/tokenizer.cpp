@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -48,9 +49,8 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 };
 
 /// Trainer arguments. Special ids are fixed (core/special_ids.h) so batches and masks never need
-/// a tokenizer. One thread: the unigram E-step splits sentences across threads, so the thread
-/// count changes the floating-point sums; a fixed count keeps trainings identical everywhere.
-std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data) {
+/// a tokenizer. Threads: spm_train_threads (the count changes the model, so it follows the data).
+std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data, int64_t threads) {
   return {
       {"model_type", choice_name(data.vocab_type)},
       {"vocab_size", std::to_string(data.vocab_size)},
@@ -66,7 +66,7 @@ std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data
       {"eos_piece", "</s>"},
       // Small corpora cannot always fill data.vocab_size; take what they support.
       {"hard_vocab_limit", "false"},
-      {"num_threads", "1"},
+      {"num_threads", std::to_string(threads)},
       {"minloglevel", "2"},  // the trainer logs every EM step at INFO
   };
 }
@@ -80,8 +80,8 @@ std::string train_model(const DataConfig& data,
   if (lines == 0) throw Error("cannot train the " + what + " SentencePiece model: no sentences");
   VectorIterator iterator(std::move(corpora));
   std::string proto;
-  const auto status =
-      sentencepiece::SentencePieceTrainer::Train(trainer_args(data), &iterator, &proto);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(
+      trainer_args(data, spm_train_threads(lines)), &iterator, &proto);
   if (!status.ok()) {
     throw Error("training the " + what +
                 " SentencePiece model (data.vocab_type=" + choice_name(data.vocab_type) +
@@ -172,6 +172,12 @@ std::string decode(const Processor& sp, const std::vector<int64_t>& ids) {
 }
 
 }  // namespace
+
+int64_t spm_train_threads(size_t sentences) {
+  constexpr size_t kSentencesPerThread = 100000;
+  constexpr size_t kMaxThreads = 16;
+  return int64_t(std::clamp<size_t>(sentences / kSentencesPerThread, 1, kMaxThreads));
+}
 
 Tokenizer::Tokenizer() = default;
 Tokenizer::Tokenizer(const Tokenizer&) = default;

@@ -15,6 +15,12 @@ class SentencePieceProcessor;
 
 namespace nmt {
 
+/// SentencePiece threads for training on `sentences` sentences: one per 100,000 sentences,
+/// at least 1 and at most 16. The unigram trainer's E-step sums each thread's share of the
+/// sentences separately, so the thread count changes the model (docs/scaling.md); a count that
+/// depends on the data alone, never on the machine, keeps a training reproducible everywhere.
+int64_t spm_train_threads(size_t sentences);
+
 /// SentencePiece subword models for the source and target side: one joint model (both sides use
 /// it) or two separate ones. Ids 0..3 are pad, unk, bos, eos (core/special_ids.h) in every model.
 /// Encoded ids never include bos/eos; batching adds them.

@@ -35,9 +35,11 @@ LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int
     if (example.tgt.size() > limit) example.tgt.resize(limit);
   }
   LossStats stats;
-  for (const auto& indices : make_sorted_batches(examples, batch_tokens)) {
+  const PairStore store = PairStore::from_examples(examples);
+  const PairsView pairs(store);
+  for (const auto& indices : make_sorted_batches(pairs, batch_tokens)) {
     if (stop != nullptr && stop()) break;
-    const Batch batch = collate(examples, indices).to(device);
+    const Batch batch = collate(pairs, indices).to(device);
     stats.loss_sum += batch_nll(model, batch);
     stats.tokens += batch.tgt_tokens;
   }

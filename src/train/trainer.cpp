@@ -1,6 +1,8 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -119,6 +121,11 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const fs::pa
     save_config(config_, run_dir_ / "config.json");
   }
   synchronise_ranks(resume ? trained_on : comm_->size());
+  char started[64];
+  std::snprintf(started, sizeof started, "%.2f",
+                std::chrono::duration<double>(Clock::now() - window_->constructed).count());
+  log_->line(std::string("start-up took ") + started +
+             " s (run directory, tokenizer, data, model)");
   log_->line(describe_device(device_) +
              (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
              ", precision " + describe_precision(config_.train.precision, device_) + ", " +
@@ -146,7 +153,26 @@ RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console, const 
   if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
   if (parent != nullptr) write_parent_files(*parent);
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
+  prepare_train_corpus();
   return tidied;
+}
+
+void Trainer::prepare_train_corpus() {
+  if (samples_subwords(config_.data)) return;  // load_data reads the text
+  if (!comm_->is_main()) {
+    train_ = open_encoded_corpus(config_.data, *tokenizer_, run_dir_);
+    return;
+  }
+  EncodedCorpusReport report;
+  train_ = prepare_encoded_corpus(config_.data, *tokenizer_, run_dir_, &report);
+  char size[32];
+  std::snprintf(size, sizeof size, "%.1f MB", double(report.bytes) / 1e6);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f s", report.seconds);
+  log_->line(report.built ? "encoded training corpus: wrote " + report.file.string() + " (" + size +
+                                ", " + seconds + ") because " + report.reason
+                          : "encoded training corpus: mapped " + report.file.string() + " (" +
+                                size + ", checked in " + seconds + ")");
 }
 
 Trainer::~Trainer() = default;
@@ -166,6 +192,7 @@ void Trainer::join_prepared_run() {
     }
   }
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
+  prepare_train_corpus();
 }
 
 void Trainer::synchronise_ranks(int64_t trained_on) {
@@ -174,7 +201,7 @@ void Trainer::synchronise_ranks(int64_t trained_on) {
   broadcast_parameters(*comm_, model_->parameters());
   check_same_on_all_ranks(*comm_,
                           {{"parameter count", count_parameters(*model_)},
-                           {"training pairs", int64_t(train_.examples.size())},
+                           {"training pairs", int64_t(train_.stats.kept)},
                            {"training target pieces", train_.stats.tgt_tokens},
                            {"resumed step", state_.step},
                            {"data-parallel workers", workers_ ? workers_->size() : 1}},
@@ -208,10 +235,15 @@ void Trainer::write_parent_files(const Parent& parent) {
 }
 
 void Trainer::load_data() {
-  train_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
+  if (samples_subwords(config_.data)) {
+    train_text_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
+    train_.stats = train_text_->stats;
+    train_.parts = train_text_->parts;
+  }
   valid_ = load_corpus(config_.data, config_.data.valid, *tokenizer_);
   const auto& corpora = config_.data.train;
-  log_->line(describe_parts(corpora.size() == 1 ? corpora[0].name() : "train", train_));
+  log_->line(describe_parts(corpora.size() == 1 ? corpora[0].name() : "train", train_.parts,
+                            train_.stats));
   log_->line(describe(config_.data.valid.name(), valid_.stats));
   for (const auto& corpus : config_.train.monitor_splits) {
     monitors_.emplace_back(corpus.name(), load_corpus(config_.data, corpus, *tokenizer_));

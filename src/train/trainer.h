@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/run_lock.h"
 #include "data/dataset.h"
+#include "data/encoded_corpus.h"
 #include "data/tokenizer.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
@@ -78,8 +79,12 @@ class Trainer {
   /// Every rank stops if one was interrupted or rank 0 decided to stop (a no-op for one process).
   void agree_stop(TrainSummary& summary);
   void train_epoch(TrainSummary& summary);
-  /// The examples this epoch's batches index: train_'s, or sampled_ under subword sampling.
-  const std::vector<Example>& epoch_examples() const;
+  /// The pairs this epoch's batches index: train_'s, or sampled_ under subword sampling, all
+  /// of them or the rows mixed_ draws (weighted corpora).
+  PairsView epoch_pairs() const;
+  /// The training corpus: rank 0 prepares (or reuses) the run's encoded corpus file, the other
+  /// ranks map rank 0's; under subword sampling every rank reads the text (load_data).
+  void prepare_train_corpus();
   /// Re-segments the training split for the epoch under way (data.subword_alpha > 0).
   void resample_subwords();
   /// Draws the epoch under way's mix of weighted corpora (data/mixing.h) into mixed_.
@@ -112,9 +117,13 @@ class Trainer {
   at::Device device_;
   std::unique_ptr<RunLog> log_;
   std::optional<Tokenizer> tokenizer_;
-  EncodedSplit train_;
-  std::vector<Example> sampled_;  ///< this epoch's re-segmented train_ (data.subword_alpha > 0)
-  std::vector<Example> mixed_;    ///< this epoch's pairs of weighted corpora (data/mixing.h)
+  TrainCorpus train_;  ///< memory-mapped (data/encoded_corpus.h); no pairs under subword sampling
+  /// Under subword sampling (data.subword_alpha > 0) only: the training text and its best
+  /// segmentation, which every epoch re-segments (docs/scaling.md).
+  std::optional<EncodedSplit> train_text_;
+  PairStore sampled_;           ///< this epoch's re-segmented train_text_ (subword sampling)
+  std::vector<size_t> mixed_;   ///< this epoch's rows of weighted corpora (data/mixing.h)
+  bool mix_described_ = false;  ///< the corpus mix has been logged
   EncodedSplit valid_;
   std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
   Seq2Seq model_{nullptr};

@@ -19,12 +19,13 @@ struct Trainer::Window {
   int64_t tokens = 0;
   double seconds = 0.0;  ///< time spent in training steps
   Clock::time_point run_start = Clock::now();
-  double seconds_before = 0.0;       ///< train_seconds restored from a checkpoint
-  int64_t last_validated = -1;       ///< step of the latest validation
-  std::unique_ptr<ProgressBar> bar;  ///< this epoch's bar (terminal only)
-  int64_t epoch_batches = 0;         ///< batches in the current epoch (for budget progress)
-  double lr = 0.0;                   ///< learning rate of the latest step
-  double agreed_elapsed = 0.0;       ///< several processes: rank 0's elapsed() at the last step
+  Clock::time_point constructed = Clock::now();  ///< the Trainer's start (start-up times)
+  double seconds_before = 0.0;                   ///< train_seconds restored from a checkpoint
+  int64_t last_validated = -1;                   ///< step of the latest validation
+  std::unique_ptr<ProgressBar> bar;              ///< this epoch's bar (terminal only)
+  int64_t epoch_batches = 0;    ///< batches in the current epoch (for budget progress)
+  double lr = 0.0;              ///< learning rate of the latest step
+  double agreed_elapsed = 0.0;  ///< several processes: rank 0's elapsed() at the last step
   // Throughput of this process's training steps (validation excluded), for the summary.
   int64_t run_tokens = 0;
   double run_seconds = 0.0;

@@ -1,4 +1,5 @@
 // The Trainer's loop: epochs, steps, logging, validation and stopping (setup is in trainer.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -93,7 +94,7 @@ TrainSummary Trainer::run(bool final_validation) {
 void Trainer::train_epoch(TrainSummary& summary) {
   if (samples_subwords(config_.data)) resample_subwords();
   if (mixes(train_.parts)) remix();
-  const auto batches = make_batches(epoch_examples(), batching_options(config_.data), state_.epoch);
+  const auto batches = make_batches(epoch_pairs(), batching_options(config_.data), state_.epoch);
   // A step takes accum_steps batches on each rank (train_step picks this rank's).
   const auto accum = size_t(config_.train.accum_steps * comm_->size());
   window_->epoch_batches = int64_t(batches.size());
@@ -128,19 +129,15 @@ void Trainer::train_epoch(TrainSummary& summary) {
   }
 }
 
-const std::vector<Example>& Trainer::epoch_examples() const {
-  if (mixes(train_.parts)) return mixed_;
-  return samples_subwords(config_.data) ? sampled_ : train_.examples;
+PairsView Trainer::epoch_pairs() const {
+  const PairStore& store = samples_subwords(config_.data) ? sampled_ : train_.pairs;
+  return PairsView(store, mixes(train_.parts) ? &mixed_ : nullptr);
 }
 
 void Trainer::remix() {
-  const bool first = mixed_.empty();
-  const auto& pairs = samples_subwords(config_.data) ? sampled_ : train_.examples;
-  const auto indices = epoch_mix(train_.parts, config_.data.seed, state_.epoch);
-  mixed_.clear();
-  mixed_.reserve(indices.size());
-  for (const size_t i : indices) mixed_.push_back(pairs[i]);
-  if (!first) return;
+  mixed_ = epoch_mix(train_.parts, config_.data.seed, state_.epoch);
+  if (mix_described_) return;
+  mix_described_ = true;
   const auto counts = mix_counts(train_.parts);
   std::string text;
   for (size_t p = 0; p < counts.size(); ++p) {
@@ -153,12 +150,19 @@ void Trainer::remix() {
 
 void Trainer::resample_subwords() {
   const auto start = Clock::now();
-  const bool first = sampled_.empty();
-  sampled_ = sample_examples(config_.data, train_, *tokenizer_, state_.epoch);
+  const bool first = sampled_.size() == 0;
+  {
+    const auto examples = sample_examples(config_.data, *train_text_, *tokenizer_, state_.epoch);
+    PairStoreBuilder builder(
+        id_bytes_for(std::max(tokenizer_->src_vocab_size(), tokenizer_->tgt_vocab_size())));
+    for (const auto& example : examples) builder.add(example.src, example.tgt);
+    sampled_ = builder.finish();
+  }
   if (!first) return;
   int64_t tgt_tokens = 0;
-  for (const auto& example : sampled_) tgt_tokens += int64_t(example.tgt.size());
-  const double per_sentence = sampled_.empty() ? 0.0 : double(tgt_tokens) / double(sampled_.size());
+  for (size_t i = 0; i < sampled_.size(); ++i) tgt_tokens += int64_t(sampled_.tgt_len(i));
+  const double per_sentence =
+      sampled_.size() == 0 ? 0.0 : double(tgt_tokens) / double(sampled_.size());
   const double best =
       train_.stats.kept == 0 ? 0.0 : double(train_.stats.tgt_tokens) / double(train_.stats.kept);
   say("subword sampling (data.subword_alpha " + fixed(config_.data.subword_alpha, 2) +
@@ -173,6 +177,11 @@ void Trainer::after_step(TrainSummary& summary, double loss) {
   auto& w = *window_;
   state_.train_seconds = comm_->size() > 1 ? w.agreed_elapsed : w.elapsed();
   const double lr = w.lr;
+  if (w.run_steps == 1) {
+    say("first step done " +
+        fixed(std::chrono::duration<double>(Clock::now() - w.constructed).count(), 2) +
+        " s after start-up began");
+  }
   if (w.bar) {
     w.bar->update(state_.batch_in_epoch,
                   {{"loss", fixed(loss, 3)},

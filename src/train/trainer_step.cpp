@@ -54,18 +54,18 @@ struct Shard {
 /// The step's batches as shards per worker: this rank's slots [begin, end) of `group`, each cut
 /// into interleaved shards (whole batches without workers). Adds the model FLOPs of those
 /// shards to `flops`; returns the target tokens of the whole group (every rank's batches).
-int64_t cut_shards(const std::vector<Example>& examples,
-                   const std::vector<std::vector<size_t>>& group, std::pair<size_t, size_t> mine,
-                   const Config& config, std::vector<std::vector<Shard>>& shards, double& flops) {
+int64_t cut_shards(const PairsView& pairs, const std::vector<std::vector<size_t>>& group,
+                   std::pair<size_t, size_t> mine, const Config& config,
+                   std::vector<std::vector<Shard>>& shards, double& flops) {
   const size_t workers = shards.size();
   int64_t tokens = 0;
   for (size_t k = 0; k < group.size(); ++k) {
-    for (const size_t i : group[k]) tokens += int64_t(examples[i].tgt.size()) + 1;  // + eos
+    for (const size_t i : group[k]) tokens += int64_t(pairs.tgt_len(i)) + 1;  // + eos
     if (k < mine.first || k >= mine.second) continue;
     const auto parts = workers > 1 ? interleaved_shards(group[k], int64_t(workers))
                                    : std::vector<std::vector<size_t>>{group[k]};
     for (size_t w = 0; w < parts.size(); ++w) {
-      shards[w].push_back({collate(examples, parts[w]), k});
+      shards[w].push_back({collate(pairs, parts[w]), k});
       const Batch& b = shards[w].back().batch;
       // R-Drop runs each batch twice: twice the model work for the same target tokens.
       const int64_t copies = config.train.rdrop_alpha > 0.0 ? 2 : 1;
@@ -95,7 +95,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   }
   std::vector<std::vector<Shard>> shards(workers);
   double rank_flops = 0.0;
-  const int64_t tokens = cut_shards(epoch_examples(), group, mine, config_, shards,
+  const int64_t tokens = cut_shards(epoch_pairs(), group, mine, config_, shards,
                                     several ? rank_flops : window_->run_flops);
   window_->run_tokens += tokens;
   clear_gradients(*optimizer_);

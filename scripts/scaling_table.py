@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""The scaling table of docs/scaling.md, generated from the JSON files that
+scripts/bench_scaling.sh writes (docs/results/scaling/scaling_<N>.json).
+
+Usage:
+  scripts/scaling_table.py --write   rewrite the table in docs/scaling.md
+  scripts/scaling_table.py --check   exit 1 when the committed table differs from the files
+  scripts/scaling_table.py --print   print the table
+  scripts/scaling_table.py FILE.json [...]   print the table of the given files
+
+The table sits between `<!-- scaling:begin -->` and `<!-- scaling:end -->`."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "scaling.md"
+RESULTS = ROOT / "docs" / "results" / "scaling"
+BEGIN, END = "<!-- scaling:begin -->", "<!-- scaling:end -->"
+COLUMNS = [
+    ("pairs (kept)", lambda r: f"{r['pairs_kept']:,}"),
+    ("SentencePiece lines (sampled / read)", lambda r: f"{r['spm_sampled']:,} / {r['spm_lines']:,}"),
+    ("sampling s", lambda r: f"{r['tokenizer_sample_s']:.1f}"),
+    ("SentencePiece s (threads)", lambda r: f"{r['tokenizer_train_s']:.1f} ({r['spm_threads']})"),
+    ("encoding s", lambda r: f"{r['encode_s']:.1f}"),
+    ("file MB", lambda r: f"{r['corpus_file_mb']:.1f}"),
+    ("prepare peak RSS MB", lambda r: f"{r['prepare_peak_rss_mb']:.0f}"),
+    ("start-up s, no file / file", lambda r: f"{r['startup_without_file_s']:.2f} / "
+                                             f"{r['startup_with_file_s']:.2f}"),
+    ("first step s, no file / file", lambda r: f"{r['first_step_without_file_s']:.1f} / "
+                                               f"{r['first_step_with_file_s']:.1f}"),
+    ("train peak RSS MB, no file / file", lambda r: f"{r['train_peak_rss_without_file_mb']:.0f} / "
+                                                    f"{r['train_peak_rss_with_file_mb']:.0f}"),
+    ("target tokens/s", lambda r: f"{r['tokens_per_s']:.0f}"),
+]
+
+
+def table(files):
+    rows = sorted((json.loads(Path(f).read_text()) for f in files), key=lambda r: r["pairs_kept"])
+    if not rows:
+        return ("No measurements yet: run `scripts/bench_scaling.sh`, then "
+                "`scripts/scaling_table.py --write`.\n")
+    lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
+             "|" + "|".join(" --- " for _ in COLUMNS) + "|"]
+    lines += ["| " + " | ".join(cell(r) for _, cell in COLUMNS) + " |" for r in rows]
+    hosts = sorted({f"{r['cpu']} ({r['cores']} cores), commit {r['commit']}, {r['date']}"
+                    for r in rows})
+    return "\n".join(lines) + "\n\nMeasured on " + "; ".join(hosts) + ".\n"
+
+
+def replaced(doc, body):
+    start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    return doc[:start] + "\n" + body + doc[end:]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--print", action="store_true")
+    parser.add_argument("files", nargs="*")
+    args = parser.parse_args()
+    if args.files:
+        print(table(args.files), end="")
+        return 0
+    body = table(sorted(RESULTS.glob("*.json")))
+    doc = DOC.read_text()
+    if args.write:
+        DOC.write_text(replaced(doc, body))
+    elif args.check:
+        if replaced(doc, body) != doc:
+            print(f"{DOC}: the scaling table differs from {RESULTS}; run "
+                  "scripts/scaling_table.py --write", file=sys.stderr)
+            return 1
+    else:
+        print(body, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
