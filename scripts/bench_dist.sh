@@ -6,6 +6,7 @@
 #   3. two ranks over c10d/Gloo on 127.0.0.1 (a shell loop), 1 thread each, accum_steps 1.
 # Prints a markdown table of target tokens/s (all ranks' tokens) and, for the ranks, the time per
 # step spent in collectives, read from each run's own train.log (docs/distributed.md).
+# (The final validation is the teacher-forced loss only: it is not part of the timed steps.)
 #   scripts/bench_dist.sh [STEPS] [WORK_DIR]      (needs data/multi30k: scripts/get_multi30k.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,7 @@ nmt=${NMT:-$root/build/nmt}
 port=$((20000 + $$ % 20000))
 common=(--config configs/multi30k_en_de.json --set train.max_steps="$steps"
   --set train.max_minutes=0 --set train.log_every=10 --set train.precision=fp32
-  --set train.validate_every=0 --set train.keep_checkpoints=0)
+  --set train.validate_every=0 --set train.keep_checkpoints=0 --set train.valid_bleu=false)
 
 # One tokenizer for all runs, so that they encode the same pieces and none trains its own.
 [[ -f $work/prep/spm.model ]] ||
