@@ -21,6 +21,8 @@
 #endif
 
 namespace nmt {
+
+#ifdef NMT_WITH_GLOO
 namespace {
 
 using Seconds = std::chrono::duration<double>;
@@ -37,6 +39,7 @@ std::string first_line(const std::exception& e) {
 milliseconds to_ms(double seconds) { return milliseconds(int64_t(seconds * 1000.0)); }
 
 }  // namespace
+#endif
 
 bool distributed_support() {
 #ifdef NMT_WITH_GLOO
