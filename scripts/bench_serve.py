@@ -172,14 +172,17 @@ def main():
         rows = []
         for c in [int(x) for x in args.concurrency.split(",")]:
             batch = short if c == 1 else sentences
+            cpu_before = time.process_time()
             seconds_c, lat, answers = serve_run(port, batch, c)
+            client_cpu = time.process_time() - cpu_before  # this script's threads, all of them
             differ = sum(a != e for a, e in zip(answers, expected))
             rate = len(batch) / seconds_c
             rows.append((c, len(batch), rate, statistics.median(lat), percentile(lat, 99), differ))
             print(f"serve c={c}: {len(batch)} sentences, {rate:.1f} sent/s "
                   f"({rate / offline_rate * 100:.0f}% of offline), p50 "
                   f"{statistics.median(lat) * 1000:.1f} ms, p99 {percentile(lat, 99) * 1000:.1f} "
-                  f"ms, {differ} differ from offline", flush=True)
+                  f"ms, {differ} differ from offline; the client itself used {client_cpu:.1f} s "
+                  f"of CPU ({client_cpu / seconds_c * 100:.0f}% of one core)", flush=True)
     finally:
         proc.terminate()
         proc.wait()
