@@ -8,9 +8,11 @@ Measures, with one checkpoint and its default decoding options:
   in-process   per-sentence latency of `nmt translate` fed one line at a time through a pipe
                (p50/p99): the model translating that sentence alone, no HTTP
   serve, c=N   N client threads, each POSTing one sentence per request over a kept-alive
-               connection: sentences/s, p50/p99 request latency; answers checked against offline
+               connection: sentences/s, p50/p99 request latency, texts per batch (the server's
+               /health counters); answers checked against offline
 
   scripts/bench_serve.py --checkpoint run/best.pt --input data/multi30k/test_2016_flickr.en.gz
+  scripts/bench_serve.py ... --workers 2    # the server decodes 2 batches at once
 """
 import argparse
 import gzip
@@ -98,6 +100,14 @@ class Client:
         return None
 
 
+def health(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", "/health")
+    data = json.loads(conn.getresponse().read())
+    conn.close()
+    return data
+
+
 def serve_run(port, sentences, concurrency):
     """Seconds, per-request latencies and answers of `concurrency` clients on all sentences."""
     latencies = [0.0] * len(sentences)
@@ -129,7 +139,8 @@ def serve_run(port, sentences, concurrency):
 def start_server(args):
     command = [args.nmt, "serve", "--checkpoint", args.checkpoint, "--port", "0"]
     command += ["--max-batch-tokens", str(args.max_batch_tokens)]
-    command += ["--max-wait-ms", str(args.max_wait_ms)] + args.nmt_args
+    command += ["--max-wait-ms", str(args.max_wait_ms), "--workers", str(args.workers)]
+    command += args.nmt_args
     proc = subprocess.Popen(command, stdout=subprocess.PIPE)
     line = proc.stdout.readline().decode()
     if "127.0.0.1:" not in line:
@@ -150,6 +161,7 @@ def main():
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--max-batch-tokens", type=int, default=4096)
     parser.add_argument("--max-wait-ms", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=1, help="nmt serve --workers")
     parser.add_argument("nmt_args", nargs="*", help="more nmt options after --, e.g. --threads 2")
     args = parser.parse_args()
     sentences = read_lines(args.input, args.limit)
@@ -173,15 +185,20 @@ def main():
         for c in [int(x) for x in args.concurrency.split(",")]:
             batch = short if c == 1 else sentences
             cpu_before = time.process_time()
+            before = health(port)
             seconds_c, lat, answers = serve_run(port, batch, c)
+            after = health(port)
             client_cpu = time.process_time() - cpu_before  # this script's threads, all of them
+            batches = after["batches"] - before["batches"]
+            per_batch = (after["texts"] - before["texts"]) / max(batches, 1)
             differ = sum(a != e for a, e in zip(answers, expected))
             rate = len(batch) / seconds_c
             rows.append((c, len(batch), rate, statistics.median(lat), percentile(lat, 99), differ))
             print(f"serve c={c}: {len(batch)} sentences, {rate:.1f} sent/s "
                   f"({rate / offline_rate * 100:.0f}% of offline), p50 "
                   f"{statistics.median(lat) * 1000:.1f} ms, p99 {percentile(lat, 99) * 1000:.1f} "
-                  f"ms, {differ} differ from offline; the client itself used {client_cpu:.1f} s "
+                  f"ms, {differ} differ from offline, {batches} batches of {per_batch:.1f} texts "
+                  f"on average; the client itself used {client_cpu:.1f} s "
                   f"of CPU ({client_cpu / seconds_c * 100:.0f}% of one core)", flush=True)
     finally:
         proc.terminate()

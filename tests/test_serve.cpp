@@ -117,9 +117,9 @@ TEST(ServeHttp, BeamNbestAndScoresEqualTranslateCli) {
   EXPECT_LT(scored["translations"][0]["score"].get<double>(), 0.0);
 }
 
-TEST(ServeHttp, ConcurrentClientsAreBatchedAndAllAnsweredCorrectly) {
-  ServeOptions options;
-  options.batching.max_wait = std::chrono::milliseconds(20);
+/// 8 clients × 50 requests against a server with `options`: every answer equals `nmt
+/// translate`'s. Returns the server's counters.
+BatchStats eight_clients_fifty_requests(ServeOptions options) {
   RunningServer running(options);
   const auto sentences = test::serve_sentences();
   const auto expected = translate_cli("", sentences);
@@ -145,8 +145,28 @@ TEST(ServeHttp, ConcurrentClientsAreBatchedAndAllAnsweredCorrectly) {
   EXPECT_EQ(correct.load(), kClients * kRequests);
   const auto stats = running.server.stats();
   EXPECT_EQ(stats.requests, kClients * kRequests);
+  EXPECT_EQ(stats.decoding, 0);
+  return stats;
+}
+
+TEST(ServeHttp, ConcurrentClientsAreBatchedAndAllAnsweredCorrectly) {
+  ServeOptions options;
+  options.batching.max_wait = std::chrono::milliseconds(20);
+  const auto stats = eight_clients_fifty_requests(options);
   // Requests were decoded together: fewer Translator calls than requests.
   EXPECT_LT(stats.batches, stats.requests);
+  EXPECT_EQ(stats.peak_decoding, 1);
+}
+
+TEST(ServeHttp, TwoWorkersDecodeTwoBatchesAtOnceAndAnswerAllCorrectly) {
+  ServeOptions options;
+  options.batching.workers = 2;
+  options.batching.threads = 1;
+  // A budget of a few sentences: 8 waiting clients make several batches, for both workers.
+  options.batching.max_batch_tokens = 24;
+  options.batching.max_wait = std::chrono::milliseconds(20);
+  const auto stats = eight_clients_fifty_requests(options);
+  EXPECT_EQ(stats.peak_decoding, 2);
 }
 
 TEST(ServeHttp, StopAnswersTheQueuedRequestsThenRefusesConnections) {

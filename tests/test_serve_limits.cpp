@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -211,9 +212,10 @@ std::string first_line(int fd) {
 TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   const auto dir = test::temp_dir("serve_sigterm");
   auto child = spawn_serve({"--checkpoint", test::serve_checkpoint().string(), "--device", "cpu",
-                            "--port", "0", "--max-wait-ms", "8000"},
+                            "--port", "0", "--max-wait-ms", "8000", "--workers", "2"},
                            dir / "stderr");
   const auto line = first_line(child.out);
+  EXPECT_NE(line.find("2 decoding worker(s)"), std::string::npos) << line;
   const auto at = line.find("127.0.0.1:");
   if (at == std::string::npos) {
     ::kill(child.pid, SIGKILL);
@@ -253,6 +255,19 @@ TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   for (size_t c = 0; c < 3; ++c) {
     EXPECT_EQ(answers[c], translator.translate({sentences[c]})[0].best()) << c;
   }
+}
+
+TEST(ServeCli, WorkersOutOfRangeIsAnErrorNamingTheOption) {
+  const auto dir = test::temp_dir("serve_workers");
+  const std::string command = std::string(NMT_BINARY) + " serve --checkpoint " +
+                              test::serve_checkpoint().string() + " --workers 65 2> " +
+                              (dir / "err").string();
+  const int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+  std::ifstream in(dir / "err");
+  const std::string err((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(err.find("--workers must be in 0..64 (0: automatic), got 65"), std::string::npos)
+      << err;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// data/spm_sample.cpp: the sample SentencePiece trains on is bounded by data.spm_sentences,
+// data/spm_sample.cpp: the sample SentencePiece trains on is bounded by data.spm_sentences
+// (sentences per model: lines for separate models, half as many for a joint one),
 // deterministic in data.seed, drawn from every corpus, and every line in order when it fits.
 #include <filesystem>
 #include <string>
@@ -51,12 +52,18 @@ TEST(SpmSample, EveryLineInCorpusOrderWhenTheCorporaFit) {
 TEST(SpmSample, BoundedBySpmSentencesAndDeterministicInTheSeed) {
   const test::TempDir dir("spm_bounded");
   DataConfig data = test::tiny_config(dir / "run").data;
-  data.spm_sentences = 50;
+  data.spm_sentences = 100;
+  ASSERT_TRUE(data.joint_vocab);
+  // One joint model trains on both sides: 50 lines give it 100 sentences.
   const SpmSample sample = sample_spm_sentences(data);
   EXPECT_EQ(sample.lines, 400u);
   EXPECT_EQ(sample.sampled, 50u);
   EXPECT_EQ(sample.src.size(), 50u);
   EXPECT_EQ(sample.tgt.size(), 50u);
+  // Separate models train on one side each: 100 lines, 100 sentences per model.
+  data.joint_vocab = false;
+  EXPECT_EQ(sample_spm_sentences(data).sampled, 100u);
+  data.joint_vocab = true;
   const SpmSample again = sample_spm_sentences(data);
   EXPECT_EQ(again.src, sample.src);
   EXPECT_EQ(again.tgt, sample.tgt);
@@ -78,6 +85,7 @@ TEST(SpmSample, BoundedBySpmSentencesAndDeterministicInTheSeed) {
   prepare_tokenizer(data, dir / "run", &trained, &report);
   EXPECT_EQ(report.lines, 400u);
   EXPECT_EQ(report.sampled, 50u);
+  EXPECT_EQ(report.sentences, 100u);
 }
 
 TEST(SpmSample, DrawsAcrossAllCorpora) {
@@ -94,7 +102,7 @@ TEST(SpmSample, DrawsAcrossAllCorpora) {
   data.tgt_lang = "yy";
   data.train = {CorpusSpec::of_split("a"), CorpusSpec::of_split("b")};
   data.dir = dir.string();
-  data.spm_sentences = 100;
+  data.spm_sentences = 200;  // a joint model: 100 lines
   // b has no usable pair: an error naming it, as training on every line gave.
   test::expect_error([&] { sample_spm_sentences(data); }, "empty corpus: split 'b'");
   test::write_lines_to(dir / "b.yy", two.tgt);

@@ -1,5 +1,6 @@
 #include "core/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -42,6 +43,17 @@ int64_t configure_threads(int64_t threads) {
   at::set_num_threads(int(threads));
   set_blas_threads(threads);
   return threads;
+}
+
+void set_thread_intra_op_threads(int64_t threads) {
+  // ATen initialises a thread's OpenMP thread count at its first parallel op, to the process
+  // default, and records that in an inline function's thread_local flag. LibTorch 2.x builds
+  // with hidden visibility, so its library keeps a copy of that flag apart from this program's:
+  // set off both now (at::parallel_for here is this program's copy, at::get_num_threads runs
+  // the library's), or the first op inside the library would reset this thread to the default.
+  at::parallel_for(0, 1, 1, [](int64_t, int64_t) {});
+  (void)at::get_num_threads();
+  at::set_num_threads(int(std::max<int64_t>(threads, 1)));
 }
 
 int64_t blas_threads() {

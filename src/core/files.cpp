@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include <zlib.h>
+
 #include "core/error.h"
 
 namespace nmt {
@@ -83,6 +85,16 @@ void write_file_atomically(const fs::path& path, const std::vector<std::string_v
   if (code != 0) fail(code);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno);
   sync_directory(path.parent_path());
+}
+
+uint32_t crc32_update(uint32_t crc, const void* data, size_t size) {
+  return uint32_t(crc32_z(crc, static_cast<const Bytef*>(data), size));
+}
+
+std::string crc32_hex(uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+  return text;
 }
 
 }  // namespace nmt

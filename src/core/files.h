@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -27,6 +29,10 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 /// file need not be copied into one buffer first).
 void write_file_atomically(const std::filesystem::path& path,
                            const std::vector<std::string_view>& pieces, const std::string& what);
+
+/// CRC-32 (zlib's) of `size` bytes at `data`, continuing `crc` (0 to start); and as 8 hex digits.
+uint32_t crc32_update(uint32_t crc, const void* data, size_t size);
+std::string crc32_hex(uint32_t crc);
 
 /// Flushes a directory's entries (a rename or unlink inside it) to disk; errors are ignored
 /// (some file systems cannot fsync directories).

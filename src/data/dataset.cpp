@@ -140,9 +140,9 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   done.trained = true;
   done.lines = sample.lines;
   done.sampled = sample.sampled;
-  done.threads =
-      spm_train_threads(data.joint_vocab ? sample.src.size() + sample.tgt.size()
-                                         : std::max(sample.src.size(), sample.tgt.size()));
+  done.sentences = data.joint_vocab ? sample.src.size() + sample.tgt.size()
+                                    : std::max(sample.src.size(), sample.tgt.size());
+  done.threads = spm_train_threads(done.sentences);
   Tokenizer tokenizer = Tokenizer::train(data, sample.src, sample.tgt, run_dir);
   done.read_seconds = std::chrono::duration<double>(sampled - start).count();
   done.train_seconds = std::chrono::duration<double>(Clock::now() - sampled).count();

@@ -78,6 +78,7 @@ struct TokenizerReport {
   bool trained = false;      ///< trained now (else copied from data.spm_model or loaded)
   size_t lines = 0;          ///< trained: lines with a non-empty side read from data.train
   size_t sampled = 0;        ///< trained: of those, the lines SentencePiece trained on
+  size_t sentences = 0;      ///< trained: the sentences of the (larger) model, of those lines
   int64_t threads = 0;       ///< trained: SentencePiece threads (spm_train_threads)
   double read_seconds = 0;   ///< trained: reading and sampling the corpora
   double train_seconds = 0;  ///< trained: SentencePiece training
@@ -100,7 +101,8 @@ struct SpmSample {
 };
 
 /// Streams every data.train corpus once (trimmed pairs, each line once) and keeps a uniform
-/// random sample of at most data.spm_sentences of its lines that have a non-empty side
+/// random sample of its lines that have a non-empty side, at most data.spm_sentences lines (half
+/// as many for a joint model, which trains on both sides: at most data.spm_sentences sentences)
 /// (reservoir sampling, Vitter's algorithm R, with a generator seeded from data.seed), in corpus
 /// order; every such line when there are no more. A corpus with no usable pair is an nmt::Error.
 SpmSample sample_spm_sentences(const DataConfig& data);

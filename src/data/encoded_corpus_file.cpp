@@ -1,7 +1,6 @@
 // The encoded corpus file (data/encoded_corpus.h; the format is described in docs/scaling.md):
 // a 64-byte header, metadata as JSON, then the PairStore's arrays, all little-endian.
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -49,13 +48,10 @@ uint64_t corpus_file_bytes(const CorpusFileHeader& h) {
          h.ids * h.id_bytes;
 }
 
-uint32_t crc_of(uint32_t crc, const void* data, size_t size) {
-  return uint32_t(crc32_z(crc, static_cast<const Bytef*>(data), size));
-}
-
 uint32_t tokenizer_crc(const Tokenizer& tokenizer) {
-  uint32_t crc = uint32_t(crc32_z(0, nullptr, 0));
-  for (const auto& proto : tokenizer.serialized()) crc = crc_of(crc, proto.data(), proto.size());
+  uint32_t crc = 0;
+  for (const auto& proto : tokenizer.serialized())
+    crc = crc32_update(crc, proto.data(), proto.size());
   return crc;
 }
 
@@ -166,15 +162,15 @@ std::string check_corpus_file(const fs::path& file, const json& made_from, Check
   }
   CorpusFileHeader zeroed = h;
   zeroed.crc = 0;
-  uint32_t crc = crc_of(uint32_t(crc32_z(0, nullptr, 0)), &zeroed, sizeof zeroed);
+  uint32_t crc = crc32_update(0, &zeroed, sizeof zeroed);
   std::string meta(h.meta_bytes, '\0');
   if (!in.read(meta.data(), std::streamsize(meta.size()))) return "it cannot be read";
-  crc = crc_of(crc, meta.data(), meta.size());
+  crc = crc32_update(crc, meta.data(), meta.size());
   // Read, not mapped: checking every byte must not count as the process's resident memory.
   std::vector<char> chunk(size_t(1) << 20);
   while (in) {
     in.read(chunk.data(), std::streamsize(chunk.size()));
-    crc = crc_of(crc, chunk.data(), size_t(in.gcount()));
+    crc = crc32_update(crc, chunk.data(), size_t(in.gcount()));
   }
   if (crc != h.crc) return "its checksum does not match its content (the file is corrupt)";
   try {
@@ -255,8 +251,8 @@ void write_encoded_corpus(const fs::path& file, const TrainCorpus& corpus, const
       bytes_of(a.tgt_len, 4 * a.pairs),
       a.offsets ? bytes_of(a.offsets, 8 * (a.pairs + 1)) : bytes_of(&kNoOffsets, 8),
       bytes_of(a.id_data, a.ids * uint64_t(a.id_bytes))};
-  uint32_t crc = uint32_t(crc32_z(0, nullptr, 0));
-  for (const auto piece : pieces) crc = crc_of(crc, piece.data(), piece.size());
+  uint32_t crc = 0;
+  for (const auto piece : pieces) crc = crc32_update(crc, piece.data(), piece.size());
   h.crc = crc;  // pieces[0] shows the header itself, so the file gets it
   write_file_atomically(file, pieces, "encoded training corpus");
 }

@@ -15,14 +15,18 @@
 
 namespace nmt::detail {
 
-/// Puts a module in eval() mode for a scope and restores its previous mode afterwards.
+/// Puts a module in eval() mode for a scope and restores its previous mode afterwards. A
+/// module already in eval() mode is not written to: threads decoding with one shared model
+/// (nmt serve --workers) only read it.
 class EvalModeGuard {
  public:
   explicit EvalModeGuard(torch::nn::Module& module)
       : module_(module), was_training_(module.is_training()) {
-    module_.eval();
+    if (was_training_) module_.eval();
   }
-  ~EvalModeGuard() { module_.train(was_training_); }
+  ~EvalModeGuard() {
+    if (was_training_) module_.train();
+  }
   EvalModeGuard(const EvalModeGuard&) = delete;
   EvalModeGuard& operator=(const EvalModeGuard&) = delete;
 

@@ -58,7 +58,7 @@ Translator::Translator(Seq2Seq model, Tokenizer tokenizer, DecodeConfig config, 
       device_(device),
       log_(&std::cerr) {
   config_.validate();
-  model_->eval();
+  if (model_->is_training()) model_->eval();  // a shared model in eval() mode is only read
 }
 
 void Translator::report(const std::string& message) const {

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
+#include "core/device.h"
+#include "core/error.h"
 #include "core/precision.h"
 #include "serve/request.h"
 
@@ -23,7 +27,15 @@ BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, Ba
       tokenizer_(std::move(tokenizer)),
       device_(device),
       options_(std::move(options)) {
-  worker_ = std::thread([this] { run(); });
+  const int64_t workers = std::max<int64_t>(options_.workers, 1);
+  try {
+    for (int64_t w = 0; w < workers; ++w) workers_.emplace_back([this] { run(); });
+  } catch (const std::system_error& e) {
+    close();  // joins the workers already started
+    throw Error("nmt serve: could not start decoding worker " +
+                std::to_string(workers_.size() + 1) + " of " + std::to_string(workers) + " (" +
+                e.what() + "); use fewer --workers");
+  }
 }
 
 BatchQueue::~BatchQueue() { close(); }
@@ -67,7 +79,9 @@ void BatchQueue::close() {
     closed_ = true;
   }
   changed_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (auto& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
 }
 
 BatchStats BatchQueue::stats() const {
@@ -79,7 +93,7 @@ BatchStats BatchQueue::stats() const {
 
 void BatchQueue::run() {
   // Autocast and OpenMP's thread count are per thread: set them where the model runs.
-  if (options_.threads > 0) at::set_num_threads(static_cast<int>(options_.threads));
+  if (options_.threads > 0) set_thread_intra_op_threads(options_.threads);
   AutocastGuard autocast(options_.precision, device_);
   for (auto batch = next_batch(); !batch.empty(); batch = next_batch()) decode(batch);
 }
@@ -94,15 +108,27 @@ int64_t BatchQueue::compatible_tokens() const {
 
 std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] { return closed_ || !queue_.empty(); });
-  if (queue_.empty()) return {};
-  const auto deadline = queue_.front()->arrival + options_.max_wait;
-  // Sampling draws from one generator per Translator call: batching other requests with it
-  // would change its samples, so a sampling request is decoded on its own.
-  const bool alone = queue_.front()->decode.sample > 0;
-  while (!closed_ && !flush_ && !alone && compatible_tokens() < options_.max_batch_tokens &&
-         changed_.wait_until(lock, deadline) != std::cv_status::timeout) {
+  while (true) {
+    changed_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+    if (queue_.empty()) return {};
+    // Sampling draws from one generator per Translator call: batching other requests with it
+    // would change its samples, so a sampling request is decoded on its own.
+    const auto ready = [this] {
+      return closed_ || flush_ || queue_.front()->decode.sample > 0 ||
+             compatible_tokens() >= options_.max_batch_tokens;
+    };
+    const auto deadline = queue_.front()->arrival + options_.max_wait;
+    while (!ready() && changed_.wait_until(lock, deadline) != std::cv_status::timeout &&
+           !queue_.empty()) {
+    }
+    // Another worker may have taken the requests meanwhile (or some of them: the oldest left
+    // then has a deadline of its own).
+    if (!queue_.empty() && (ready() || std::chrono::steady_clock::now() >=
+                                           queue_.front()->arrival + options_.max_wait)) {
+      break;
+    }
   }
+  const bool alone = queue_.front()->decode.sample > 0;
   std::vector<std::unique_ptr<Job>> batch;
   int64_t tokens = 0;
   const DecodeConfig decode = queue_.front()->decode;
@@ -116,6 +142,8 @@ std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
     batch.push_back(std::move(*it));
     it = queue_.erase(it);
   }
+  stats_.decoding += 1;
+  stats_.peak_decoding = std::max(stats_.peak_decoding, stats_.decoding);
   return batch;
 }
 
@@ -131,6 +159,7 @@ void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
     for (auto& job : batch) job->done.set_exception(std::current_exception());
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.batches += 1;
+    stats_.decoding -= 1;
     return;
   }
   auto next = results.begin();
@@ -142,6 +171,7 @@ void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.batches += 1;
+  stats_.decoding -= 1;
   stats_.requests += static_cast<int64_t>(batch.size());
   stats_.texts += static_cast<int64_t>(texts.size());
 }

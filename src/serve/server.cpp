@@ -113,7 +113,8 @@ void TranslationServer::Impl::configure() {
                           {"queued", stats.queued},
                           {"requests", stats.requests},
                           {"texts", stats.texts},
-                          {"batches", stats.batches}}),
+                          {"batches", stats.batches},
+                          {"decoding", stats.decoding}}),
                     kJson);
   });
   http.Get("/info", [this](const httplib::Request&, httplib::Response& res) {
@@ -191,7 +192,8 @@ json TranslationServer::Impl::info() const {
           {"batching",
            {{"max_batch_tokens", options.batching.max_batch_tokens},
             {"max_wait_ms", options.batching.max_wait.count()},
-            {"queue", options.batching.capacity}}}};
+            {"queue", options.batching.capacity},
+            {"workers", options.batching.workers}}}};
 }
 
 TranslationServer::TranslationServer(ServedModel served, ServeOptions options)

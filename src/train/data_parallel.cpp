@@ -55,15 +55,7 @@ void WorkerPool::work(int64_t index) {
   // at::set_num_threads, hung in pthreadpool_create when its threads could not start either.
   wake_.wait(lock, [&] { return stop_ || started_; });
   if (stop_) return;
-  // ATen initialises a thread's OpenMP thread count at its first parallel op, to the process
-  // default, and records that in an inline function's thread_local flag. LibTorch 2.x builds
-  // with hidden visibility, so its library keeps a copy of that flag apart from this program's:
-  // set off both now (at::parallel_for here is this program's copy, at::get_num_threads runs
-  // the library's), or the first op inside the library would reset this thread to the default.
-  // Then make this thread's ops single-threaded.
-  at::parallel_for(0, 1, 1, [](int64_t, int64_t) {});
-  (void)at::get_num_threads();
-  at::set_num_threads(1);
+  set_thread_intra_op_threads(1);
   ++ready_;
   done_.notify_all();
   while (true) {

@@ -1,7 +1,5 @@
 #include "train/finetune.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -23,18 +21,6 @@ std::string read_bytes(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-std::string crc32_hex(const std::string& bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (size_t done = 0; done < bytes.size();) {  // crc32 takes at most 4 GiB at a time
-    const auto chunk = static_cast<uInt>(std::min<size_t>(bytes.size() - done, 1u << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done), chunk);
-    done += chunk;
-  }
-  char text[9];
-  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
-  return text;
-}
-
 }  // namespace
 
 fs::path parent_checkpoint(const fs::path& path, InitKeep keep) {
@@ -52,7 +38,8 @@ fs::path parent_checkpoint(const fs::path& path, InitKeep keep) {
 Parent load_parent(const fs::path& path, InitKeep keep, const at::Device& device) {
   const fs::path checkpoint = parent_checkpoint(path, keep);
   const std::string bytes = read_bytes(checkpoint);
-  return Parent{checkpoint, load_checkpoint(checkpoint, device), bytes.size(), crc32_hex(bytes)};
+  return Parent{checkpoint, load_checkpoint(checkpoint, device), bytes.size(),
+                crc32_hex(crc32_update(0, bytes.data(), bytes.size()))};
 }
 
 void adopt_parent_config(const Parent& parent, Config& config) {

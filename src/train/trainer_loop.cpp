@@ -261,7 +261,9 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
     record["bleu_" + name] = or_null(other.bleu);
     record["chrf_" + name] = or_null(other.chrf);
     record["loss_" + name] = other.loss;
-    monitored += " | " + name + " BLEU " + fixed(other.bleu, 2);
+    monitored += " | " + name +
+                 (std::isnan(other.bleu) ? " loss " + fixed(other.loss, 4)
+                                         : " BLEU " + fixed(other.bleu, 2));
   }
   model_->train();
   window_->last_validated = state_.step;
