@@ -85,6 +85,15 @@ def number(pattern, log, default=None):
         sys.exit(f"bench_scaling: '{pattern}' not found in the {n} logs")
     return float(match.group(1))
 
+def wall_s(log):  # /usr/bin/time -v: "Elapsed (wall clock) time (h:mm:ss or m:ss): 3:11.44"
+    match = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", log)
+    if not match:
+        sys.exit(f"bench_scaling: no wall clock time in the {n} prepare log")
+    seconds = 0.0
+    for part in match.group(1).split(":"):
+        seconds = seconds * 60 + float(part)
+    return seconds
+
 def rss_mb(log):
     return number(r"Maximum resident set size \(kbytes\): (\d+)", log) / 1024
 
@@ -101,6 +110,7 @@ result = {
     "tokenizer_sample_s": number(r"reading and sampling ([\d.]+) s", prepare),
     "tokenizer_train_s": number(r"SentencePiece training ([\d.]+) s", prepare),
     "encode_s": number(r"training corpus ([\d.]+) s", prepare),
+    "prepare_wall_s": wall_s(prepare),
     "prepare_peak_rss_mb": rss_mb(prepare),
     "corpus_file_mb": os.path.getsize(corpus_file) / 1e6,
     "startup_without_file_s": number(r"start-up took ([\d.]+) s", nofile),

@@ -161,7 +161,8 @@ def main():
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--max-batch-tokens", type=int, default=4096)
     parser.add_argument("--max-wait-ms", type=int, default=5)
-    parser.add_argument("--workers", type=int, default=1, help="nmt serve --workers")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="nmt serve --workers (0: its default)")
     parser.add_argument("nmt_args", nargs="*", help="more nmt options after --, e.g. --threads 2")
     args = parser.parse_args()
     sentences = read_lines(args.input, args.limit)

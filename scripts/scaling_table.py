@@ -25,6 +25,7 @@ COLUMNS = [
     ("sampling s", lambda r: f"{r['tokenizer_sample_s']:.1f}"),
     ("SentencePiece s (threads)", lambda r: f"{r['tokenizer_train_s']:.1f} ({r['spm_threads']})"),
     ("encoding s", lambda r: f"{r['encode_s']:.1f}"),
+    ("prepare s (wall)", lambda r: f"{r['prepare_wall_s']:.0f}"),
     ("file MB", lambda r: f"{r['corpus_file_mb']:.1f}"),
     ("prepare peak RSS MB", lambda r: f"{r['prepare_peak_rss_mb']:.0f}"),
     ("start-up s, no file / file", lambda r: f"{r['startup_without_file_s']:.2f} / "

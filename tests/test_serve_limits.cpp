@@ -259,9 +259,10 @@ TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
 
 TEST(ServeCli, WorkersOutOfRangeIsAnErrorNamingTheOption) {
   const auto dir = test::temp_dir("serve_workers");
-  const std::string command = std::string(NMT_BINARY) + " serve --checkpoint " +
-                              test::serve_checkpoint().string() + " --workers 65 2> " +
-                              (dir / "err").string();
+  // Checked before anything listens; the timeout and --port 0 are a safety net if not.
+  const std::string command =
+      "timeout 60 " + std::string(NMT_BINARY) + " serve --device cpu --port 0 --checkpoint " +
+      test::serve_checkpoint().string() + " --workers 65 2> " + (dir / "err").string();
   const int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
   std::ifstream in(dir / "err");

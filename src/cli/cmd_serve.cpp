@@ -108,7 +108,8 @@ int run_serve(int argc, char** argv) {
   // beam step over a few sentences is many small ops that two threads barely speed up, so under
   // concurrency independent batches use the cores better (docs/serve.md, Benchmark).
   if (serve_options.batching.workers == 0) {
-    serve_options.batching.workers = session.device.is_cuda() ? 1 : at::get_num_threads();
+    serve_options.batching.workers =
+        session.device.is_cuda() ? 1 : std::min<int64_t>(64, at::get_num_threads());
   }
   const int64_t workers = serve_options.batching.workers;
   serve_options.batching.threads = std::max<int64_t>(1, at::get_num_threads() / workers);

@@ -144,9 +144,10 @@ struct DataConfig {
   VocabType vocab_type = VocabType::kUnigram;  ///< unigram | bpe
   bool joint_vocab = true;                     ///< one SentencePiece model for both languages
   double character_coverage = 1.0;             ///< SentencePiece character coverage
-  /// SentencePiece trains on a random sample of at most this many training lines (sentence
-  /// pairs), drawn across all data.train corpora with a generator seeded from data.seed; every
-  /// line, in corpus order, when there are fewer (docs/scaling.md)
+  /// Each SentencePiece model trains on at most this many sentences: a random sample of the
+  /// training lines (half as many lines for a joint model, which takes both sides), drawn across
+  /// all data.train corpora with a generator seeded from data.seed; every line, in corpus order,
+  /// when there are fewer (docs/scaling.md)
   int64_t spm_sentences = 1000000;
   int64_t max_len = 100;        ///< pairs with a side longer than this (pieces) are dropped
   int64_t batch_tokens = 4096;  ///< token budget per batch, padding included, per side

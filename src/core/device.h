@@ -14,9 +14,10 @@ at::Device resolve_device(const std::string& name);
 /// `threads`; 0 means one per core. Returns the count used.
 int64_t configure_threads(int64_t threads);
 
-/// Sets the intra-op threads of the calling thread only (ATen keeps the count per OpenMP
-/// thread): for worker threads that run ops of their own (data-parallel training, serve's
-/// decoding workers). Call it on that thread before its first op.
+/// Sets the intra-op threads of the calling thread (ATen keeps the count per OpenMP thread;
+/// LibTorch 2.x also makes it the default of threads started later): for worker threads that
+/// run ops of their own (data-parallel training, serve's decoding workers). Call it on that
+/// thread before its first op.
 void set_thread_intra_op_threads(int64_t threads);
 
 /// OpenBLAS's own thread count (0 when OpenBLAS is not the BLAS in this process), and setting

@@ -22,8 +22,7 @@ constexpr uint32_t kSpmSampleStream = 0x73706d;
 SpmSample sample_spm_sentences(const DataConfig& data) {
   // data.spm_sentences bounds the sentences each SentencePiece model trains on: a joint model
   // takes both sides of a line, so it gets half as many lines. (SentencePiece's seed-piece
-  // suffix array needs about 20 bytes per character of its input: 2,000,000 sentences of 70
-  // characters took 5 GB.)
+  // suffix array over 2,000,000 sentences, 200 million characters, took 5 GB: docs/scaling.md.)
   const auto capacity =
       size_t(data.joint_vocab ? std::max<int64_t>(1, data.spm_sentences / 2) : data.spm_sentences);
   auto rng = epoch_generator(data.seed, 0, kSpmSampleStream);

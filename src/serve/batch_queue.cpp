@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <string>
-#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -27,14 +26,17 @@ BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, Ba
       tokenizer_(std::move(tokenizer)),
       device_(device),
       options_(std::move(options)) {
-  const int64_t workers = std::max<int64_t>(options_.workers, 1);
+  options_.workers = std::max<int64_t>(options_.workers, 1);
+  // The workers share the model and must only read it: eval() now, before they exist.
+  if (model_->is_training()) model_->eval();
+  workers_.reserve(size_t(options_.workers));
   try {
-    for (int64_t w = 0; w < workers; ++w) workers_.emplace_back([this] { run(); });
-  } catch (const std::system_error& e) {
+    for (int64_t w = 0; w < options_.workers; ++w) workers_.emplace_back([this] { run(); });
+  } catch (const std::exception& e) {
     close();  // joins the workers already started
     throw Error("nmt serve: could not start decoding worker " +
-                std::to_string(workers_.size() + 1) + " of " + std::to_string(workers) + " (" +
-                e.what() + "); use fewer --workers");
+                std::to_string(workers_.size() + 1) + " of " + std::to_string(options_.workers) +
+                " (" + e.what() + "); use fewer --workers");
   }
 }
 
@@ -61,7 +63,7 @@ std::future<std::vector<TranslationResult>> BatchQueue::submit(std::vector<std::
     }
     queue_.push_back(std::move(job));
   }
-  changed_.notify_all();
+  changed_.notify_one();  // any idle worker will do
   return future;
 }
 
@@ -144,6 +146,10 @@ std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
   }
   stats_.decoding += 1;
   stats_.peak_decoding = std::max(stats_.peak_decoding, stats_.decoding);
+  // What is left may be ready too (a full budget, a passed deadline): an idle worker takes it.
+  const bool more = !queue_.empty();
+  lock.unlock();
+  if (more) changed_.notify_one();
   return batch;
 }
 
@@ -156,11 +162,20 @@ void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
     translator.set_log(nullptr);  // warnings go back to the client in the response
     results = translator.translate(texts);
   } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.batches += 1;
+      stats_.decoding -= 1;
+    }
     for (auto& job : batch) job->done.set_exception(std::current_exception());
+    return;
+  }
+  {  // counted before the answers go out: a client that has its answer sees it counted
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.batches += 1;
     stats_.decoding -= 1;
-    return;
+    stats_.requests += static_cast<int64_t>(batch.size());
+    stats_.texts += static_cast<int64_t>(texts.size());
   }
   auto next = results.begin();
   for (auto& job : batch) {
@@ -169,11 +184,6 @@ void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
                                                        std::make_move_iterator(end)));
     next = end;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  stats_.batches += 1;
-  stats_.decoding -= 1;
-  stats_.requests += static_cast<int64_t>(batch.size());
-  stats_.texts += static_cast<int64_t>(texts.size());
 }
 
 }  // namespace nmt

@@ -60,7 +60,7 @@ class BatchQueue {
  public:
   /// Starts the decoding threads (options.workers, at least 1).
   BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options);
-  /// Closes the queue (what is queued is still translated) and joins the thread.
+  /// Closes the queue (what is queued is still translated) and joins the threads.
   ~BatchQueue();
   BatchQueue(const BatchQueue&) = delete;
   BatchQueue& operator=(const BatchQueue&) = delete;

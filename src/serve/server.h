@@ -43,7 +43,7 @@ void require_http_server();
 
 class TranslationServer {
  public:
-  /// Starts the decoding thread; nothing listens before start().
+  /// Starts the decoding workers; nothing listens before start().
   TranslationServer(ServedModel served, ServeOptions options);
   /// stop()
   ~TranslationServer();
@@ -54,7 +54,7 @@ class TranslationServer {
   /// on a thread of its own. Returns the port (the chosen one when options.port is 0).
   int start();
   /// Stops accepting connections, answers the requests already received (queued ones are
-  /// translated), then stops the decoding thread. Idempotent.
+  /// translated), then stops the decoding workers. Idempotent.
   void stop();
   /// False before start(), after stop(), or when the listening thread has ended.
   bool running() const;
