@@ -59,8 +59,8 @@ Batch collate(const PairsView& pairs, const std::vector<size_t>& indices);
 /// Fraction of padding among all token slots (both sides) in the given batches.
 double padding_ratio(const PairsView& pairs, const std::vector<std::vector<size_t>>& batches);
 
-// The same over examples held one by one (the validation sets, tests): packed into a PairStore
-// first, so both give the same batches and tensors.
+// The same over examples held one by one (tests): each call packs them into a PairStore first,
+// so both give the same batches and tensors; callers that batch repeatedly pack once instead.
 std::vector<std::vector<size_t>> make_batches(const std::vector<Example>& examples,
                                               const BatchingOptions& options, int64_t epoch);
 std::vector<std::vector<size_t>> make_sorted_batches(const std::vector<Example>& examples,

@@ -24,8 +24,8 @@ PairStore::PairStore(Arrays arrays, std::shared_ptr<const void> owner)
   }
 }
 
-PairStore PairStore::from_examples(const std::vector<Example>& examples) {
-  PairStoreBuilder builder(4);
+PairStore PairStore::from_examples(const std::vector<Example>& examples, int id_bytes) {
+  PairStoreBuilder builder(id_bytes);
   for (const auto& example : examples) builder.add(example.src, example.tgt);
   return builder.finish();
 }

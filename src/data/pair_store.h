@@ -33,9 +33,9 @@ class PairStore {
   PairStore() = default;  ///< no pairs
   /// A store over `arrays`, whose memory `owner` keeps alive.
   PairStore(Arrays arrays, std::shared_ptr<const void> owner);
-  /// The examples packed into a store of their own (4-byte ids): for the small validation sets
-  /// and the other callers that hold std::vector<Example>.
-  static PairStore from_examples(const std::vector<Example>& examples);
+  /// The examples packed into a store of their own (ids of `id_bytes`, 2 or 4): for callers that
+  /// hold std::vector<Example> (validation sets, an epoch's re-segmented corpus, tests).
+  static PairStore from_examples(const std::vector<Example>& examples, int id_bytes = 4);
 
   size_t size() const { return a_.pairs; }
   uint32_t src_len(size_t i) const { return a_.src_len[i]; }

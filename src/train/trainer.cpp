@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -121,10 +120,8 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const fs::pa
     save_config(config_, run_dir_ / "config.json");
   }
   synchronise_ranks(resume ? trained_on : comm_->size());
-  char started[64];
-  std::snprintf(started, sizeof started, "%.2f",
-                std::chrono::duration<double>(Clock::now() - window_->constructed).count());
-  log_->line(std::string("start-up took ") + started +
+  log_->line("start-up took " +
+             fixed(std::chrono::duration<double>(Clock::now() - window_->constructed).count(), 2) +
              " s (run directory, tokenizer, data, model)");
   log_->line(describe_device(device_) +
              (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
@@ -165,10 +162,8 @@ void Trainer::prepare_train_corpus() {
   }
   EncodedCorpusReport report;
   train_ = prepare_encoded_corpus(config_.data, *tokenizer_, run_dir_, &report);
-  char size[32];
-  std::snprintf(size, sizeof size, "%.1f MB", double(report.bytes) / 1e6);
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.2f s", report.seconds);
+  const std::string size = fixed(double(report.bytes) / 1e6, 1) + " MB";
+  const std::string seconds = fixed(report.seconds, 2) + " s";
   log_->line(report.built ? "encoded training corpus: wrote " + report.file.string() + " (" + size +
                                 ", " + seconds + ") because " + report.reason
                           : "encoded training corpus: mapped " + report.file.string() + " (" +

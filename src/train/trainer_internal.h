@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "core/progress.h"
 #include "train/trainer.h"
@@ -38,5 +39,8 @@ struct Trainer::Window {
     return seconds_before + std::chrono::duration<double>(Clock::now() - run_start).count();
   }
 };
+
+/// `value` with `digits` decimals, for the trainer's log lines.
+std::string fixed(double value, int digits);
 
 }  // namespace nmt

@@ -13,13 +13,14 @@
 
 namespace nmt {
 namespace fs = std::filesystem;
-namespace {
 
 std::string fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
 }
+
+namespace {
 
 std::string scientific(double value) {
   char buffer[64];
@@ -151,13 +152,9 @@ void Trainer::remix() {
 void Trainer::resample_subwords() {
   const auto start = Clock::now();
   const bool first = sampled_.size() == 0;
-  {
-    const auto examples = sample_examples(config_.data, *train_text_, *tokenizer_, state_.epoch);
-    PairStoreBuilder builder(
-        id_bytes_for(std::max(tokenizer_->src_vocab_size(), tokenizer_->tgt_vocab_size())));
-    for (const auto& example : examples) builder.add(example.src, example.tgt);
-    sampled_ = builder.finish();
-  }
+  sampled_ = PairStore::from_examples(
+      sample_examples(config_.data, *train_text_, *tokenizer_, state_.epoch),
+      id_bytes_for(std::max(tokenizer_->src_vocab_size(), tokenizer_->tgt_vocab_size())));
   if (!first) return;
   int64_t tgt_tokens = 0;
   for (size_t i = 0; i < sampled_.size(); ++i) tgt_tokens += int64_t(sampled_.tgt_len(i));
