@@ -100,6 +100,12 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
        "data.train=bin"}, "bin.en' line 1: invalid UTF-8"},
       {"data", "data-empty", {"train", "--config", "{d}/tiny.json", "--set",
        "data.train=void"}, "empty corpus: split 'void' has no usable sentence pair"},
+      {"data", "data-weights-leave-no-pair", {"train", "--config", "{d}/tiny.json", "--set",
+       R"(data.train={"split": "tiny", "weight": 0.001})", "--set", "train.max_epochs=0", "--set",
+       "train.max_minutes=0.2"}, "'tiny' has weight 0.001 x 400 pairs = 0 pairs"},
+      {"config", "config-data-max-len-beyond-model", {"train", "--config", "{d}/tiny.json",
+       "--set", "model.max_len=16"}, "data.max_len = 63 admits pairs of 64 positions with "
+       "eos/bos, more than model.max_len = 16"},
       {"data", "data-empty-after-filtering", {"train", "--config", "{d}/tiny.json", "--set",
        "data.max_len=1"}, "empty corpus: split 'tiny' has no usable sentence pair"},
       {"data", "data-files-missing", {"train", "--config", "{d}/tiny.json", "--set",

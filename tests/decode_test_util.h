@@ -76,6 +76,7 @@ inline Config fixture_config(int64_t max_len = 64) {
   config.data.train = {CorpusSpec::of_split("tiny")};
   config.data.valid = CorpusSpec::of_split("tiny_val");
   config.data.vocab_size = 150;
+  config.data.max_len = max_len - 1;  // eos/bos
   config.decode.max_len_offset = 5;
   return config;
 }

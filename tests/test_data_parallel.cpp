@@ -3,9 +3,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -43,6 +45,35 @@ TEST(DataParallel, WorkerPoolRunsEachWorkerOnceAndRethrows) {
                std::runtime_error);
   pool.run([&](int64_t w) { runs[size_t(w)] += 1; });
   EXPECT_EQ(runs, (std::vector<int>{2, 2, 2}));
+}
+
+// Three workers, two shards each, finishing in reverse order (worker 2 first): the gradient is
+// the workers' sums added in worker order, bit for bit, not the order the threads arrived in.
+// The gradients are of mixed magnitude, so that the two orders differ in the last bits (checked).
+TEST(DataParallel, WorkerGradientsAreSummedInWorkerOrderWhateverOrderTheyFinish) {
+  torch::manual_seed(5);
+  auto weights = torch::randn({4096}).requires_grad_(true);
+  std::vector<std::vector<at::Tensor>> inputs(3);  // [worker][shard]
+  for (auto& shards : inputs) {
+    for (const double scale : {1e4, 1e-2}) shards.push_back(torch::randn({4096}) * scale);
+  }
+  WorkerPool pool(3, 1);
+  WorkerGradients gradients({weights}, 3);
+  pool.run([&](int64_t w) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60 * (2 - w)));
+    for (const auto& x : inputs[size_t(w)]) gradients.backward(w, (weights * x).sum());
+  });
+  gradients.write_sum();
+  const auto worker_sum = [&](size_t w) { return inputs[w][0] + inputs[w][1]; };
+  const auto in_order = (worker_sum(0) + worker_sum(1)) + worker_sum(2);
+  const auto reversed = (worker_sum(2) + worker_sum(1)) + worker_sum(0);
+  ASSERT_FALSE(torch::equal(in_order, reversed));  // the order shows in the bits
+  ASSERT_TRUE(weights.grad().defined());
+  EXPECT_TRUE(torch::equal(weights.grad(), in_order));
+  // Used again, it starts from empty buffers.
+  pool.run([&](int64_t w) { gradients.backward(w, (weights * inputs[size_t(w)][0]).sum()); });
+  gradients.write_sum();
+  EXPECT_TRUE(torch::equal(weights.grad(), (inputs[0][0] + inputs[1][0]) + inputs[2][0]));
 }
 
 // A pool whose threads cannot all be started (here the address space runs out for their

@@ -55,6 +55,7 @@ void write_own_data(const fs::path& dir) {
         {"valid",
          {{"tsv", (dir / "data/pairs.tsv").string()}, {"src_column", 2}, {"tgt_column", 1}}},
         {"vocab_size", 60},
+        {"max_len", 63},
         {"batch_tokens", 300}}},
       {"train",
        {{"run_dir", (dir / "run").string()},

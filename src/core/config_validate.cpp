@@ -190,6 +190,16 @@ void Config::validate() const {
   data.validate();
   train.validate();
   decode.validate();
+  // Between sections: checked here, at start-up, rather than when the first long pair arrives.
+  // A pair of data.max_len pieces takes data.max_len + 1 positions (source + eos, bos + target).
+  if (data.max_len + 1 > model.max_len) {
+    throw Error(
+        "data.max_len = " + std::to_string(data.max_len) + " admits pairs of " +
+        std::to_string(data.max_len + 1) +
+        " positions with eos/bos, more than model.max_len = " + std::to_string(model.max_len) +
+        ": lower data.max_len to at most " + std::to_string(model.max_len - 1) +
+        " or raise model.max_len to at least " + std::to_string(data.max_len + 1));
+  }
 }
 
 }  // namespace nmt

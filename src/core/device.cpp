@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -69,6 +71,37 @@ std::string describe_device(const at::Device& device) {
   const char* policy = std::getenv("OMP_WAIT_POLICY");  // set by nmt's runtime tuning
   return "device cpu, " + std::to_string(at::get_num_threads()) + " thread(s)" +
          (policy != nullptr ? std::string(", OMP_WAIT_POLICY=") + policy : std::string());
+}
+
+namespace {
+
+/// The default generator of `device` when it is an accelerator (the CPU's is the trainer's own).
+std::optional<at::Generator> accelerator_generator(const at::Device& device) {
+  if (device.is_cpu()) return std::nullopt;
+  return at::globalContext().defaultGenerator(device);
+}
+
+}  // namespace
+
+at::Tensor accelerator_generator_state(const at::Device& device) {
+  auto generator = accelerator_generator(device);
+  if (!generator) return {};
+  std::lock_guard<std::mutex> lock(generator->mutex());
+  return generator->get_state();
+}
+
+void set_accelerator_generator_state(const at::Device& device, const at::Tensor& state) {
+  auto generator = accelerator_generator(device);
+  if (!generator || !state.defined()) return;
+  std::lock_guard<std::mutex> lock(generator->mutex());
+  generator->set_state(state);
+}
+
+void seed_accelerator_generator(const at::Device& device, uint64_t seed) {
+  auto generator = accelerator_generator(device);
+  if (!generator) return;
+  std::lock_guard<std::mutex> lock(generator->mutex());
+  generator->set_current_seed(seed);
 }
 
 }  // namespace nmt

@@ -25,6 +25,16 @@ void set_thread_intra_op_threads(int64_t threads);
 int64_t blas_threads();
 void set_blas_threads(int64_t threads);
 
+/// The state of an accelerator's default generator (on CUDA what at::dropout draws from), so
+/// that a checkpoint can restore it; an undefined tensor on the CPU, whose generator the
+/// trainer saves anyway. Setting an undefined state is a no-op.
+at::Tensor accelerator_generator_state(const at::Device& device);
+void set_accelerator_generator_state(const at::Device& device, const at::Tensor& state);
+
+/// Reseeds an accelerator's default generator (a no-op on the CPU): the trainer gives each
+/// batch slot of a step a seed of its own, so ranks draw different dropout masks.
+void seed_accelerator_generator(const at::Device& device, uint64_t seed);
+
 /// One line describing the device and threads (and OMP_WAIT_POLICY when set), for logs.
 std::string describe_device(const at::Device& device);
 

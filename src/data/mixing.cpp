@@ -1,8 +1,11 @@
 #include "data/mixing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <sstream>
 
+#include "core/error.h"
 #include "data/batching.h"
 
 namespace nmt {
@@ -20,6 +23,21 @@ std::vector<size_t> mix_counts(const std::vector<CorpusPart>& parts) {
     counts.push_back(size_t(std::llround(part.weight * double(part.size()))));
   }
   return counts;
+}
+
+void check_mix_not_empty(const std::vector<CorpusPart>& parts) {
+  const auto counts = mix_counts(parts);
+  if (std::accumulate(counts.begin(), counts.end(), size_t(0)) > 0) return;
+  std::ostringstream s;
+  s << "data.train: the corpus mix has no pair per epoch:";
+  for (size_t p = 0; p < parts.size(); ++p) {
+    // round(w x n) >= 1 needs w x n >= 0.5.
+    s << (p == 0 ? " " : "; ") << "'" << parts[p].name << "' has weight " << parts[p].weight
+      << " x " << parts[p].size() << " pairs = 0 pairs (a weight of at least "
+      << 0.5 / double(std::max<size_t>(parts[p].size(), 1)) << " gives it one)";
+  }
+  s << "; raise a weight";
+  throw Error(s.str());
 }
 
 std::vector<size_t> epoch_mix(const std::vector<CorpusPart>& parts, int64_t seed, int64_t epoch) {

@@ -24,4 +24,9 @@ std::vector<size_t> epoch_mix(const std::vector<CorpusPart>& parts, int64_t seed
 /// How many pairs each part contributes per epoch: round(weight x size).
 std::vector<size_t> mix_counts(const std::vector<CorpusPart>& parts);
 
+/// Throws an nmt::Error naming every corpus and its weight when the weights leave an epoch with
+/// no pair at all (a training loop would have no batch to take), with the weight that would give
+/// each corpus one pair.
+void check_mix_not_empty(const std::vector<CorpusPart>& parts);
+
 }  // namespace nmt

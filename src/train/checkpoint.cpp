@@ -100,6 +100,9 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
     archive.write("tokenizer." + std::to_string(i), bytes_to_tensor(protos[i]));
   }
   if (state.rng_state.defined()) archive.write("rng_state", state.rng_state);
+  if (state.accelerator_rng_state.defined()) {
+    archive.write("accelerator_rng_state", state.accelerator_rng_state);
+  }
   if (optimizer != nullptr) {
     torch::serialize::OutputArchive optimizer_archive;
     optimizer->save(optimizer_archive);
@@ -170,6 +173,7 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
     }
   }
   archive.try_read("rng_state", loaded.state.rng_state);
+  archive.try_read("accelerator_rng_state", loaded.state.accelerator_rng_state);
   loaded.model->to(device);
   loaded.model->eval();
   return loaded;

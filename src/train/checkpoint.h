@@ -28,6 +28,9 @@ struct TrainingState {
   int64_t log_bytes = -1;
   int64_t metrics_bytes = -1;
   at::Tensor rng_state;  ///< CPU generator state (dropout), restored on resume
+  /// The training GPU's generator state (at::dropout there), restored on resume on a GPU;
+  /// undefined for a run on the CPU.
+  at::Tensor accelerator_rng_state;
 };
 
 /// A model ready to use, with everything it came with.

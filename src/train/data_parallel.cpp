@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include "core/device.h"
 
@@ -91,6 +92,44 @@ void WorkerPool::run(const std::function<void(int64_t)>& task) {
   lock.unlock();
   set_blas_threads(blas);
   if (error) std::rethrow_exception(error);
+}
+
+WorkerGradients::WorkerGradients(std::vector<at::Tensor> parameters, int64_t workers)
+    : parameters_(std::move(parameters)), sums_(size_t(std::max<int64_t>(workers, 1))) {}
+
+void WorkerGradients::backward(int64_t worker, const at::Tensor& loss) {
+  auto grads = torch::autograd::grad({loss}, parameters_, /*grad_outputs=*/{},
+                                     /*retain_graph=*/false, /*create_graph=*/false,
+                                     /*allow_unused=*/true);
+  auto& sums = sums_[size_t(worker)];
+  if (sums.empty()) {
+    sums = std::move(grads);
+    return;
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    if (sums[i].defined()) {
+      sums[i].add_(grads[i]);
+    } else {
+      sums[i] = std::move(grads[i]);
+    }
+  }
+}
+
+void WorkerGradients::write_sum() {
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    at::Tensor total;
+    for (auto& sums : sums_) {
+      if (sums.empty() || !sums[i].defined()) continue;
+      if (total.defined()) {
+        total.add_(sums[i]);
+      } else {
+        total = std::move(sums[i]);
+      }
+    }
+    parameters_[i].mutable_grad() = total;
+  }
+  for (auto& sums : sums_) sums.clear();
 }
 
 std::vector<std::vector<size_t>> interleaved_shards(const std::vector<size_t>& indices,

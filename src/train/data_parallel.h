@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <ATen/ATen.h>
+
 namespace nmt {
 
 /// Data-parallel training on the CPU (Marian's --cpu-threads): persistent worker threads, each
@@ -45,6 +47,29 @@ class WorkerPool {
   bool started_ = false;    ///< every worker thread exists: they may set up ATen
   bool stop_ = false;
   std::exception_ptr error_;
+};
+
+/// The gradients of several workers' backward passes, summed in worker order whatever order the
+/// threads finish in. Backward into the shared `.grad` would add them as the threads arrive,
+/// and float addition is not associative: with three workers, or two shards per worker
+/// (accum_steps), runs differed in the last bits. Each worker sums its own shards into buffers
+/// of its own; write_sum() then adds the buffers 0 + 1 + 2 ... (two workers give a + b either
+/// way, so their results are those of the shared sum).
+class WorkerGradients {
+ public:
+  WorkerGradients(std::vector<at::Tensor> parameters, int64_t workers);
+
+  /// Worker `worker`'s backward of `loss`: adds d loss / d parameters to that worker's buffers.
+  /// Safe to call from the workers' threads at once, each with its own index.
+  void backward(int64_t worker, const at::Tensor& loss);
+
+  /// Sets each parameter's .grad to the sum of the workers' buffers, in worker order (undefined
+  /// where no worker reached it), and empties the buffers.
+  void write_sum();
+
+ private:
+  std::vector<at::Tensor> parameters_;
+  std::vector<std::vector<at::Tensor>> sums_;  ///< [worker][parameter]
 };
 
 /// Splits a batch's example indices into `shards` interleaved shards (i goes to shard i mod n):

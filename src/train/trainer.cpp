@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/run_lock.h"
+#include "data/mixing.h"
 #include "train/finetune.h"
 #include "train/optimizer.h"
 #include "train/resume.h"
@@ -235,6 +236,8 @@ void Trainer::load_data() {
     train_.stats = train_text_->stats;
     train_.parts = train_text_->parts;
   }
+  // Here, not when the first epoch starts: an empty mix would leave the loop nothing to train.
+  if (mixes(train_.parts)) check_mix_not_empty(train_.parts);
   valid_ = load_corpus(config_.data, config_.data.valid, *tokenizer_);
   const auto& corpora = config_.data.train;
   log_->line(describe_parts(corpora.size() == 1 ? corpora[0].name() : "train", train_.parts,
@@ -273,6 +276,7 @@ void Trainer::set_up_model(bool resume, const Parent* parent) {
     std::lock_guard<std::mutex> lock(generator.mutex());
     generator.set_state(state_.rng_state);
   }
+  set_accelerator_generator_state(device_, state_.accelerator_rng_state);
   log_->line("resumed " + last.string() + " at step " + std::to_string(state_.step) + ", epoch " +
              std::to_string(state_.epoch + 1) + ", batch " + std::to_string(state_.batch_in_epoch));
 }
@@ -299,6 +303,7 @@ void Trainer::save(const fs::path& path, bool with_optimizer) {
     std::lock_guard<std::mutex> lock(generator.mutex());
     state_.rng_state = generator.get_state();
   }
+  state_.accelerator_rng_state = accelerator_generator_state(device_);
   save_checkpoint(path, config_, model_, *tokenizer_, state_,
                   with_optimizer ? optimizer_.get() : nullptr);
 }

@@ -96,6 +96,8 @@ class Trainer {
   /// over the ranks, in place; rank 0's clock goes to window_->agreed_elapsed.
   void reduce_step(std::vector<double>& sums);
   void after_step(TrainSummary& summary, double loss);
+  /// Stops on SIGINT/SIGTERM or a limit (agreed over the ranks): after every step and epoch.
+  void check_stop(TrainSummary& summary);
   /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
   void run_validation(TrainSummary& summary, bool final = false);
   void save(const std::filesystem::path& path, bool with_optimizer);

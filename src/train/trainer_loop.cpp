@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/interrupt.h"
 #include "data/mixing.h"
 #include "train/trainer.h"
@@ -54,6 +55,8 @@ TrainSummary Trainer::run(bool final_validation) {
       break;
     }
     train_epoch(summary);
+    // Steps check these in after_step; a path that takes no step must not loop past them.
+    check_stop(summary);
   }
   // A run that ends on a limit validates its final weights too (they may be the best, and they
   // belong with the step checkpoints that get averaged); an interrupted run just saves.
@@ -96,6 +99,11 @@ void Trainer::train_epoch(TrainSummary& summary) {
   if (samples_subwords(config_.data)) resample_subwords();
   if (mixes(train_.parts)) remix();
   const auto batches = make_batches(epoch_pairs(), batching_options(config_.data), state_.epoch);
+  if (batches.empty()) {  // start-up checks the mix; this guards any other way to an empty epoch
+    throw Error("epoch " + std::to_string(state_.epoch + 1) +
+                " has no batch to train on (data.train: " + std::to_string(epoch_pairs().size()) +
+                " pairs this epoch); check data.train and its weights");
+  }
   // A step takes accum_steps batches on each rank (train_step picks this rank's).
   const auto accum = size_t(config_.train.accum_steps * comm_->size());
   window_->epoch_batches = int64_t(batches.size());
@@ -209,7 +217,11 @@ void Trainer::after_step(TrainSummary& summary, double loss) {
   if (config_.train.validate_every > 0 && state_.step % config_.train.validate_every == 0) {
     run_validation(summary);
   }
-  if (interrupted()) {
+  check_stop(summary);
+}
+
+void Trainer::check_stop(TrainSummary& summary) {
+  if (interrupted() && !summary.interrupted) {
     stop_ = summary.interrupted = true;
     summary.stop_reason = "interrupted";
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/special_ids.h"
@@ -100,18 +101,29 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   window_->run_tokens += tokens;
   clear_gradients(*optimizer_);
   std::vector<double> losses(workers, 0.0), nlls(workers, 0.0);
+  // Several workers: their gradients are added in worker order (data_parallel.h).
+  std::optional<WorkerGradients> worker_grads;
+  if (workers > 1) worker_grads.emplace(model_->parameters(), int64_t(workers));
   const auto run_shards = [&](size_t w) {
     for (const auto& shard : shards[w]) {
       std::optional<DropoutSeedScope> dropout_seeds;
       if (!seeds.empty()) dropout_seeds.emplace(seeds[shard.slot * workers + w]);
+      // On a GPU, at::dropout draws from the device's generator: the same seed there too.
+      if (!seeds.empty()) seed_accelerator_generator(device_, seeds[shard.slot * workers + w]);
       const auto sums = batch_loss(model_, shard.batch.to(device_), config_.train, device_);
-      (sums.loss / double(tokens)).backward();  // mean over every target token of the step
+      const auto mean = sums.loss / double(tokens);  // mean over every target token of the step
+      if (worker_grads) {
+        worker_grads->backward(int64_t(w), mean);
+      } else {
+        mean.backward();
+      }
       losses[w] += sums.loss.item<double>();
       nlls[w] += sums.nll.item<double>();
     }
   };
   if (workers > 1) {
     workers_->run([&](int64_t w) { run_shards(size_t(w)); });
+    worker_grads->write_sum();
   } else {
     run_shards(0);
   }
