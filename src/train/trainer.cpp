@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -61,10 +60,23 @@ void check_resumable(const fs::path& last, const LoadedModel& saved, const Confi
 
 Trainer::Trainer(Config config, bool resume, std::ostream& console, const fs::path& init_from,
                  const DistEnv& dist)
+    : impl_(std::make_unique<Impl>(std::move(config), resume, console, init_from, dist)) {}
+
+Trainer::~Trainer() = default;
+
+TrainSummary Trainer::run(bool final_validation) { return impl_->run(final_validation); }
+
+const Config& Trainer::config() const { return impl_->config(); }
+
+Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs::path& init_from,
+                    const DistEnv& dist)
     : config_(std::move(config)),
       run_dir_(config_.train.resolved_run_dir()),
       device_(rank_device(resolve_device(config_.train.device), dist)),
-      window_(std::make_unique<Window>()) {
+      window_(std::make_unique<TrainWindow>()),
+      scheduler_(config_.train),
+      keeper_(run_dir_, config_.train.keep_checkpoints,
+              [this](const fs::path& path, bool with_optimizer) { save(path, with_optimizer); }) {
   if (resume && !init_from.empty()) {
     throw Error("--init-from starts a new run from another one's weights, --resume continues " +
                 run_dir_.string() + ": give one of them");
@@ -114,10 +126,10 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const fs::pa
   state_.world_size = comm_->size();
   if (comm_->is_main()) {
     if (tidied.rewrite_best) {  // killed between last.pt and best.pt: last.pt's weights are best
-      save(run_dir_ / "best.pt", /*with_optimizer=*/false);
+      keeper_.save_best();
       log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
     }
-    if (resume && config_.train.keep_checkpoints > 0) rotate_step_checkpoints();
+    if (resume && config_.train.keep_checkpoints > 0) keeper_.rotate(state_.step);
     save_config(config_, run_dir_ / "config.json");
   }
   synchronise_ranks(resume ? trained_on : comm_->size());
@@ -131,7 +143,8 @@ Trainer::Trainer(Config config, bool resume, std::ostream& console, const fs::pa
              (comm_->size() > 1 ? ", " + std::to_string(comm_->size()) + " processes" : ""));
 }
 
-RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console, const Parent* parent) {
+RunDirReport Trainer::Impl::prepare_run_dir(bool resume, std::ostream& console,
+                                            const Parent* parent) {
   const fs::path last = run_dir_ / "last.pt";
   if (resume && !fs::exists(last)) {
     throw Error(run_dir_.string() + ": nothing to resume (no last.pt)");
@@ -155,7 +168,7 @@ RunDirReport Trainer::prepare_run_dir(bool resume, std::ostream& console, const 
   return tidied;
 }
 
-void Trainer::prepare_train_corpus() {
+void Trainer::Impl::prepare_train_corpus() {
   if (samples_subwords(config_.data)) return;  // load_data reads the text
   if (!comm_->is_main()) {
     train_ = open_encoded_corpus(config_.data, *tokenizer_, run_dir_);
@@ -171,9 +184,7 @@ void Trainer::prepare_train_corpus() {
                                 size + ", checked in " + seconds + ")");
 }
 
-Trainer::~Trainer() = default;
-
-void Trainer::join_prepared_run() {
+void Trainer::Impl::join_prepared_run() {
   const std::string failure =
       comm_->fetch("prepared", "start-up: waiting for rank 0 to prepare " + run_dir_.string());
   if (!failure.empty()) {
@@ -191,7 +202,7 @@ void Trainer::join_prepared_run() {
   prepare_train_corpus();
 }
 
-void Trainer::synchronise_ranks(int64_t trained_on) {
+void Trainer::Impl::synchronise_ranks(int64_t trained_on) {
   const int64_t world = comm_->size();
   if (world == 1 && trained_on == 1) return;
   broadcast_parameters(*comm_, model_->parameters());
@@ -213,7 +224,7 @@ void Trainer::synchronise_ranks(int64_t trained_on) {
              (world > trained_on ? "more" : "less") + " data than before");
 }
 
-std::unique_ptr<Parent> Trainer::load_and_adopt_parent(const fs::path& init_from) {
+std::unique_ptr<Parent> Trainer::Impl::load_and_adopt_parent(const fs::path& init_from) {
   const InitKeep keep = config_.train.init_keep;
   auto parent = std::make_unique<Parent>(load_parent(init_from, keep, device_));
   adopt_parent_config(*parent, config_);
@@ -223,14 +234,14 @@ std::unique_ptr<Parent> Trainer::load_and_adopt_parent(const fs::path& init_from
   return parent;
 }
 
-void Trainer::write_parent_files(const Parent& parent) {
+void Trainer::Impl::write_parent_files(const Parent& parent) {
   const InitKeep keep = config_.train.init_keep;
   adopt_parent_tokenizer(parent, config_.data, run_dir_);
   record_parent(parent, keep, run_dir_);
   log_->line(describe_parent(parent, keep));
 }
 
-void Trainer::load_data() {
+void Trainer::Impl::load_data() {
   if (samples_subwords(config_.data)) {
     train_text_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
     train_.stats = train_text_->stats;
@@ -248,7 +259,7 @@ void Trainer::load_data() {
   }
 }
 
-void Trainer::set_up_model(bool resume, const Parent* parent) {
+void Trainer::Impl::set_up_model(bool resume, const Parent* parent) {
   model_ = Seq2Seq(config_.model);
   model_->to(device_);
   optimizer_ = make_optimizer(model_->named_parameters(), config_.train);
@@ -281,7 +292,7 @@ void Trainer::set_up_model(bool resume, const Parent* parent) {
              std::to_string(state_.epoch + 1) + ", batch " + std::to_string(state_.batch_in_epoch));
 }
 
-void Trainer::log_tidy_report(const RunDirReport& report, const TrainingState* last) {
+void Trainer::Impl::log_tidy_report(const RunDirReport& report, const TrainingState* last) {
   const auto join = [](const std::vector<std::string>& items) {
     std::string text;
     for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
@@ -294,7 +305,7 @@ void Trainer::log_tidy_report(const RunDirReport& report, const TrainingState* l
   log_->line(std::string(last ? "resume" : "new run") + ": discarded " + join(report.discarded));
 }
 
-void Trainer::save(const fs::path& path, bool with_optimizer) {
+void Trainer::Impl::save(const fs::path& path, bool with_optimizer) {
   // The logs' sizes now: a resume from this checkpoint cuts them back to these (train/resume.h).
   state_.log_bytes = log_->log_bytes();
   state_.metrics_bytes = log_->metrics_bytes();
@@ -306,29 +317,6 @@ void Trainer::save(const fs::path& path, bool with_optimizer) {
   state_.accelerator_rng_state = accelerator_generator_state(device_);
   save_checkpoint(path, config_, model_, *tokenizer_, state_,
                   with_optimizer ? optimizer_.get() : nullptr);
-}
-
-void Trainer::rotate_step_checkpoints(int64_t replace_within) {
-  const std::regex pattern("step_([0-9]+)\\.pt");
-  std::vector<std::pair<int64_t, fs::path>> found;
-  for (const auto& entry : fs::directory_iterator(run_dir_)) {
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern))
-      found.emplace_back(std::stoll(match[1]), entry.path());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::pair<int64_t, fs::path>> kept;
-  for (auto& checkpoint : found) {
-    if (checkpoint.first < state_.step && checkpoint.first > state_.step - replace_within) {
-      fs::remove(checkpoint.second);
-    } else {
-      kept.push_back(std::move(checkpoint));
-    }
-  }
-  found = std::move(kept);
-  const auto keep = size_t(config_.train.keep_checkpoints);
-  for (size_t i = 0; i + keep < found.size(); ++i) fs::remove(found[i].second);
 }
 
 }  // namespace nmt

@@ -38,7 +38,7 @@ bool console_is_terminal(const std::ostream& out) {
 
 }  // namespace
 
-TrainSummary Trainer::run(bool final_validation) {
+TrainSummary Trainer::Impl::run(bool final_validation) {
   TrainSummary summary;
   summary.run_dir = run_dir_;
   window_->seconds_before = state_.train_seconds;
@@ -50,7 +50,7 @@ TrainSummary Trainer::run(bool final_validation) {
   }
   limit_reached(summary);  // resuming a finished run trains no further
   while (!stop_) {
-    if (config_.train.max_epochs > 0 && state_.epoch >= config_.train.max_epochs) {
+    if (scheduler_.epochs_done(state_)) {
       summary.stop_reason = "max_epochs reached";
       break;
     }
@@ -90,12 +90,12 @@ TrainSummary Trainer::run(bool final_validation) {
                fixed(state_.best_metric, 3) + " at step " + std::to_string(state_.best_step) +
                "; checkpoints in " + run_dir_.string());
   }
-  if (comm_->is_main()) save(run_dir_ / "last.pt", /*with_optimizer=*/true);
+  if (comm_->is_main()) keeper_.save_last();
   comm_->barrier("the run's end (rank 0 saving last.pt)");
   return summary;
 }
 
-void Trainer::train_epoch(TrainSummary& summary) {
+void Trainer::Impl::train_epoch(TrainSummary& summary) {
   if (samples_subwords(config_.data)) resample_subwords();
   if (mixes(train_.parts)) remix();
   const auto batches = make_batches(epoch_pairs(), batching_options(config_.data), state_.epoch);
@@ -132,18 +132,18 @@ void Trainer::train_epoch(TrainSummary& summary) {
   if (size_t(state_.batch_in_epoch) < batches.size()) return;  // stopped inside the epoch
   state_.epoch += 1;
   state_.batch_in_epoch = 0;
-  if (config_.train.validate_every == 0 && window_->last_validated != state_.step) {
+  if (scheduler_.validates_at_epoch_end() && window_->last_validated != state_.step) {
     run_validation(summary);
     agree_stop(summary);
   }
 }
 
-PairsView Trainer::epoch_pairs() const {
+PairsView Trainer::Impl::epoch_pairs() const {
   const PairStore& store = samples_subwords(config_.data) ? sampled_ : train_.pairs;
   return PairsView(store, mixes(train_.parts) ? &mixed_ : nullptr);
 }
 
-void Trainer::remix() {
+void Trainer::Impl::remix() {
   mixed_ = epoch_mix(train_.parts, config_.data.seed, state_.epoch);
   if (mix_described_) return;
   mix_described_ = true;
@@ -157,7 +157,7 @@ void Trainer::remix() {
   say("corpus mix per epoch: " + text + "; " + std::to_string(mixed_.size()) + " pairs in all");
 }
 
-void Trainer::resample_subwords() {
+void Trainer::Impl::resample_subwords() {
   const auto start = Clock::now();
   const bool first = sampled_.size() == 0;
   sampled_ = PairStore::from_examples(
@@ -178,7 +178,7 @@ void Trainer::resample_subwords() {
       ")");
 }
 
-void Trainer::after_step(TrainSummary& summary, double loss) {
+void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
   auto& w = *window_;
   state_.train_seconds = comm_->size() > 1 ? w.agreed_elapsed : w.elapsed();
   const double lr = w.lr;
@@ -214,13 +214,13 @@ void Trainer::after_step(TrainSummary& summary, double loss) {
     w.loss_sum = w.nll_sum = w.seconds = 0.0;
     w.tokens = 0;
   }
-  if (config_.train.validate_every > 0 && state_.step % config_.train.validate_every == 0) {
+  if (scheduler_.validates_after_step(state_.step)) {
     run_validation(summary);
   }
   check_stop(summary);
 }
 
-void Trainer::check_stop(TrainSummary& summary) {
+void Trainer::Impl::check_stop(TrainSummary& summary) {
   if (interrupted() && !summary.interrupted) {
     stop_ = summary.interrupted = true;
     summary.stop_reason = "interrupted";
@@ -229,23 +229,20 @@ void Trainer::check_stop(TrainSummary& summary) {
   agree_stop(summary);
 }
 
-void Trainer::say(const std::string& text) {
+void Trainer::Impl::say(const std::string& text) {
   if (!window_->bar) return log_->line(text);
   log_->line(text, /*console=*/false);
   window_->bar->message(text);
 }
 
-bool Trainer::limit_reached(TrainSummary& summary) {
-  const auto& t = config_.train;
-  if (t.max_steps > 0 && state_.step >= t.max_steps) summary.stop_reason = "max_steps reached";
-  if (t.max_minutes > 0 && state_.train_seconds >= 60.0 * t.max_minutes) {
-    summary.stop_reason = "max_minutes reached";
-  }
+bool Trainer::Impl::limit_reached(TrainSummary& summary) {
+  const std::string reason = scheduler_.limit_reached(state_);
+  if (!reason.empty()) summary.stop_reason = reason;
   stop_ = stop_ || !summary.stop_reason.empty();
   return stop_;
 }
 
-void Trainer::run_validation(TrainSummary& summary, bool final) {
+void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
   if (!comm_->is_main()) {  // rank 0 alone validates; agree_stop passes on its decision
     window_->last_validated = state_.step;
     return;
@@ -277,7 +274,8 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
   model_->train();
   window_->last_validated = state_.step;
   const double metric = result.metric(config_.train.metric);
-  const bool best = improves(config_.train.metric, metric, state_.best_metric);
+  const Scheduler::Verdict verdict = scheduler_.judge(metric, state_);
+  const bool best = verdict.best;
   record["seconds"] = result.seconds;
   record["elapsed_s"] = state_.train_seconds;
   log_->metrics(record);
@@ -287,39 +285,19 @@ void Trainer::run_validation(TrainSummary& summary, bool final) {
            ? ""
            : " | BLEU " + fixed(result.bleu, 2) + " | chrF " + fixed(result.chrf, 2)) +
       monitored + " | " + fixed(result.seconds, 1) + " s" + (best ? " | new best" : ""));
-  if (best) {
-    state_.best_metric = metric;
-    state_.best_step = state_.step;
-    state_.bad_validations = 0;
-  } else if (++state_.bad_validations >= config_.train.patience && config_.train.patience > 0) {
+  if (!verdict.stop_reason.empty()) {
     stop_ = true;
-    summary.stop_reason = "early stopping: no " + std::string(choice_name(config_.train.metric)) +
-                          " improvement in " + std::to_string(config_.train.patience) +
-                          " validations";
+    summary.stop_reason = verdict.stop_reason;
   }
   save_validation_checkpoints(best, final);
 }
 
-void Trainer::save_validation_checkpoints(bool best, bool final) {
-  // Order matters for a kill between two writes (docs/fault_tolerance.md): last.pt is the commit
-  // point. A step_N.pt written before it is beyond last.pt and discarded by a resume; a best.pt
-  // not yet written after it is rewritten by the resume from last.pt's weights (the same); the
-  // old step checkpoints are removed only once both are in place.
-  const bool keep = config_.train.keep_checkpoints > 0;
-  if (keep) save(run_dir_ / ("step_" + std::to_string(state_.step) + ".pt"), false);
-  save(run_dir_ / "last.pt", /*with_optimizer=*/true);
-  if (best) save(run_dir_ / "best.pt", /*with_optimizer=*/false);
-  if (keep) {
-    // A limit can land a few steps after a validation (an epoch's end, then one more step):
-    // the final weights then replace that checkpoint, so averaging the last N step checkpoints
-    // does not count nearly the same weights twice. "A few": under a tenth of the interval.
-    const int64_t interval =
-        config_.train.validate_every > 0
-            ? config_.train.validate_every
-            : (window_->epoch_batches + config_.train.accum_steps * comm_->size() - 1) /
-                  (config_.train.accum_steps * comm_->size());
-    rotate_step_checkpoints(final ? interval / 10 : 0);
-  }
+void Trainer::Impl::save_validation_checkpoints(bool best, bool final) {
+  // A limit can land a few steps after a validation (an epoch's end, then one more step): the
+  // final weights then replace that checkpoint. "A few": under a tenth of the interval.
+  const int64_t interval = scheduler_.validation_interval(
+      window_->epoch_batches, config_.train.accum_steps * comm_->size());
+  keeper_.after_validation(state_.step, best, final ? interval / 10 : 0);
 }
 
 }  // namespace nmt

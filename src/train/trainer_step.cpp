@@ -79,7 +79,7 @@ int64_t cut_shards(const PairsView& pairs, const std::vector<std::vector<size_t>
 
 }  // namespace
 
-double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
+double Trainer::Impl::train_step(const std::vector<std::vector<size_t>>& group) {
   const size_t workers = workers_ ? size_t(workers_->size()) : 1;
   const bool several = comm_->size() > 1;
   const auto accum = size_t(config_.train.accum_steps);
@@ -160,7 +160,7 @@ double Trainer::train_step(const std::vector<std::vector<size_t>>& group) {
   return loss_sum / double(tokens);
 }
 
-void Trainer::reduce_step(std::vector<double>& sums) {
+void Trainer::Impl::reduce_step(std::vector<double>& sums) {
   const std::string step = "step " + std::to_string(state_.step + 1);
   const auto start = Clock::now();
   allreduce_gradients(*comm_, model_->parameters(), step + ": gradient allreduce");
@@ -175,7 +175,7 @@ void Trainer::reduce_step(std::vector<double>& sums) {
   window_->run_comm_seconds += std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void Trainer::agree_stop(TrainSummary& summary) {
+void Trainer::Impl::agree_stop(TrainSummary& summary) {
   if (comm_->size() == 1) return;
   auto flags = at::zeros({2}, at::kDouble);
   flags[0] = summary.interrupted ? 1.0 : 0.0;
