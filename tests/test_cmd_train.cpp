@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -66,6 +67,14 @@ TEST(CmdTrain, PrintConfigShowsTheResolvedConfigAndTrainsNothing) {
   EXPECT_EQ(named["model"]["d_model"], config.model.d_model);
   EXPECT_FALSE(fs::exists("checkpoints/print_config_probe"));
   EXPECT_FALSE(fs::exists(dir / "run"));
+  // Several --config files lay over each other in order, --set over them all.
+  std::ofstream(dir / "mine.json") << R"({"model": {"d_ff": 48}, "decode": {"beam": 2}})";
+  const auto layered = printed(
+      {"--config", file, "--config", (dir / "mine.json").string(), "--set", "decode.beam=4"},
+      "layered");
+  EXPECT_EQ(layered["model"]["d_ff"], 48);
+  EXPECT_EQ(layered["model"]["d_model"], config.model.d_model);
+  EXPECT_EQ(layered["decode"]["beam"], 4);
   // A resumed run prints its own config.json, run_dir = the directory given.
   const pid_t trained =
       spawn_nmt({"train", "--config", file, "--set", "train.max_steps=1"}, dir / "train_log");

@@ -270,5 +270,46 @@ TEST(Config, LoadReportsFileAndParseErrors) {
   test::expect_error([&] { load_config(dir / "bad.json"); }, "bad.json: invalid JSON");
 }
 
+// "inherit" builds a config on others (relative paths, in order, recursively), and several
+// files lay over each other the same way: later keys win key by key, lists are replaced whole,
+// every layer's unknown keys are errors, and a cycle is named instead of recursing forever.
+TEST(Config, InheritAndLayeredFilesOverrideKeyByKey) {
+  const auto dir = test::temp_dir("config_layers");
+  std::filesystem::create_directories(dir / "base");
+  std::ofstream(dir / "base" / "recipe.json")
+      << R"({"model": {"d_model": 64, "n_heads": 4}, "train": {"lr": 0.002, "max_epochs": 7},
+             "data": {"train": ["a", "b"]}})";
+  std::ofstream(dir / "base" / "small.json") << R"({"model": {"d_model": 32}})";
+  std::ofstream(dir / "mine.json")
+      << R"({"inherit": ["base/recipe.json", "base/small.json"], "train": {"lr": 0.001},
+             "data": {"train": ["c"]}})";
+  const Config mine = load_config(dir / "mine.json");
+  EXPECT_EQ(mine.model.d_model, 32);  // small.json over recipe.json
+  EXPECT_EQ(mine.model.n_heads, 4);   // from recipe.json
+  EXPECT_DOUBLE_EQ(mine.train.lr, 0.001);
+  EXPECT_EQ(mine.train.max_epochs, 7);
+  ASSERT_EQ(mine.data.train.size(), 1u);  // a list is replaced, not appended to
+  EXPECT_EQ(mine.data.train[0].split, "c");
+
+  std::ofstream(dir / "more.json") << R"({"train": {"max_epochs": 3}, "model": {"n_heads": 2}})";
+  const Config layered = load_configs({dir / "mine.json", dir / "more.json"});
+  EXPECT_EQ(layered.train.max_epochs, 3);
+  EXPECT_EQ(layered.model.n_heads, 2);
+  EXPECT_DOUBLE_EQ(layered.train.lr, 0.001);
+
+  std::ofstream(dir / "typo.json") << R"({"inherit": "mine.json", "train": {"max_epoch": 3}})";
+  test::expect_error([&] { load_config(dir / "typo.json"); }, "unknown key 'max_epoch'");
+  std::ofstream(dir / "a.json") << R"({"inherit": "b.json"})";
+  std::ofstream(dir / "b.json") << R"({"inherit": "a.json"})";
+  test::expect_error([&] { load_config(dir / "a.json"); }, "\"inherit\" makes a cycle");
+  std::ofstream(dir / "gone.json") << R"({"inherit": "nowhere.json"})";
+  test::expect_error(
+      [&] { load_config(dir / "gone.json"); },
+      "gone.json: inherit: " + (dir / "nowhere.json").string() + ": cannot open config file");
+  std::ofstream(dir / "number.json") << R"({"inherit": 3})";
+  test::expect_error([&] { load_config(dir / "number.json"); },
+                     "\"inherit\" must be a config file name or a list of them");
+}
+
 }  // namespace
 }  // namespace nmt

@@ -33,7 +33,9 @@ TEST(Feedforward, GeluAndReluMatchTheirFormulas) {
     const auto got = ff->forward(x).to(at::kDouble);
     const auto expected = reference(ff, x, act);
     const double error = ((got - expected).abs() / (expected.abs() + 1e-3)).max().item<double>();
-    EXPECT_LT(error, 1e-5) << act;  // the tanh approximation of GELU is off by ~1e-3
+    // fp32 matmuls against double: 1.5e-5 on this kind of host with OpenBLAS's AVX-512 kernels,
+    // while the tanh approximation of GELU is off by ~1e-3, so 1e-4 still tells them apart.
+    EXPECT_LT(error, 1e-4) << act;
   }
 }
 

@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "core/error.h"
@@ -7,7 +8,9 @@
 namespace nmt::cli {
 
 void add_config_options(cxxopts::Options& options) {
-  options.add_options("config")("c,config", "JSON config file (see configs/)",
+  options.add_options("config")("c,config",
+                                "JSON config file (see configs/); repeat it to lay files over "
+                                "each other, later ones overriding earlier ones key by key",
                                 cxxopts::value<std::string>())(
       "set", "override a config key: section.key=value (repeatable)",
       cxxopts::value<std::vector<std::string>>());
@@ -42,8 +45,11 @@ std::vector<std::string> overrides_from_args(const cxxopts::ParseResult& result)
 }
 
 Config config_from_args(const cxxopts::ParseResult& result) {
-  Config config =
-      result.count("config") ? load_config(result["config"].as<std::string>()) : Config();
+  std::vector<std::filesystem::path> files;  // every --config, in order
+  for (const auto& argument : result.arguments()) {
+    if (argument.key() == "config") files.emplace_back(argument.value());
+  }
+  Config config = files.empty() ? Config() : load_configs(files);
   apply_overrides(config, overrides_from_args(result));
   return config;
 }

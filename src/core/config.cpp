@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -188,20 +189,91 @@ json config_to_json(const Config& config) {
   return object;
 }
 
-Config load_config(const std::filesystem::path& path) {
+namespace {
+
+/// A config file's JSON, as it is in the file.
+json read_config_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw Error(path.string() + ": cannot open config file");
-  json parsed;
   try {
-    parsed = json::parse(in);
+    return json::parse(in);
   } catch (const json::parse_error& e) {
     throw Error(path.string() + ": invalid JSON (" + e.what() + ")");
   }
-  Config config = config_from_json(parsed, path.string());
+}
+
+/// Lays `layer`'s sections over `into`, key by key: a key in `layer` replaces the same key of
+/// the same section (a list, such as data.train, as a whole).
+void merge_layer(json& into, const json& layer) {
+  for (const auto& [section, values] : layer.items()) {
+    if (values.is_object() && into.contains(section) && into[section].is_object()) {
+      for (const auto& [key, value] : values.items()) into[section][key] = value;
+    } else {
+      into[section] = values;
+    }
+  }
+}
+
+/// `path`'s config with its "inherit" files (paths relative to it, a name or a list) laid
+/// under it in order, each resolved the same way. `chain` holds the files being read, to name
+/// a cycle.
+json resolved_config_json(const std::filesystem::path& path,
+                          std::vector<std::filesystem::path>& chain) {
+  const auto canonical = std::filesystem::weakly_canonical(path);
+  if (std::find(chain.begin(), chain.end(), canonical) != chain.end()) {
+    std::string cycle;
+    for (const auto& file : chain) cycle += file.string() + " -> ";
+    throw Error(path.string() + ": \"inherit\" makes a cycle: " + cycle + canonical.string());
+  }
+  json own = read_config_file(path);
+  if (!own.is_object()) {
+    throw Error(path.string() + ": expected a JSON object with sections model, data, train, " +
+                "decode (and optionally \"inherit\")");
+  }
+  json merged = json::object();
+  if (own.contains("inherit")) {
+    const json bases = own["inherit"].is_string() ? json::array({own["inherit"]}) : own["inherit"];
+    if (!bases.is_array()) {
+      throw Error(path.string() + ": \"inherit\" must be a config file name or a list of them " +
+                  "(relative to this file), got " + own["inherit"].dump());
+    }
+    chain.push_back(canonical);
+    for (const auto& base : bases) {
+      if (!base.is_string()) {
+        throw Error(path.string() + ": \"inherit\" lists " + base.dump() +
+                    ": expected a config file name");
+      }
+      try {
+        merge_layer(merged,
+                    resolved_config_json(path.parent_path() / base.get<std::string>(), chain));
+      } catch (const Error& e) {
+        throw Error(path.string() + ": inherit: " + e.what());
+      }
+    }
+    chain.pop_back();
+    own.erase("inherit");
+  }
+  merge_layer(merged, own);
+  return merged;
+}
+
+}  // namespace
+
+Config load_config(const std::filesystem::path& path) { return load_configs({path}); }
+
+Config load_configs(const std::vector<std::filesystem::path>& paths) {
+  json merged = json::object();
+  std::string origin;
+  for (const auto& path : paths) {
+    std::vector<std::filesystem::path> chain;
+    merge_layer(merged, resolved_config_json(path, chain));
+    origin += (origin.empty() ? "" : " + ") + path.string();
+  }
+  Config config = config_from_json(merged, origin);
   try {
     config.validate();
   } catch (const Error& e) {
-    throw Error(path.string() + ": " + e.what());
+    throw Error(origin + ": " + e.what());
   }
   return config;
 }

@@ -311,8 +311,14 @@ struct Config {
 Config config_from_json(const nlohmann::json& json, const std::string& origin);
 /// Serialises every field of every section.
 nlohmann::json config_to_json(const Config& config);
-/// Loads and validates a JSON config file.
+/// Loads and validates a JSON config file. Its optional top-level "inherit" names other config
+/// files (one, or a list; relative to this file) that it builds on: they are read first, in
+/// order, each with its own "inherit", and this file's keys override theirs key by key.
 Config load_config(const std::filesystem::path& path);
+/// Loads config files laid over each other in order (each with its "inherit"s resolved, later
+/// files overriding earlier ones key by key), then validates the result once. Unknown keys in
+/// any of them are errors naming the files.
+Config load_configs(const std::vector<std::filesystem::path>& paths);
 /// Writes the config as pretty JSON.
 void save_config(const Config& config, const std::filesystem::path& path);
 /// The first "section.key" whose value differs between `a` and `b` within `section`, with both
