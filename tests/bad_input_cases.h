@@ -75,6 +75,10 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
        {"translate", "--checkpoint", "{d}/ckpt.pt", "--attention", "{d}/a.svg", "--layer", "9",
         "A dog."},
        "layer 9 is out of range"},
+      {"cli", "attention-head-out-of-range",
+       {"translate", "--checkpoint", "{d}/ckpt.pt", "--attention", "{d}/a.svg", "--head", "-2",
+        "A dog."},
+       "head -2 is out of range"},
 
       {"config", "config-missing", {"train", "--config", "{d}/none.json"},
        "none.json: cannot open config file"},

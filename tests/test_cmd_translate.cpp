@@ -1,4 +1,5 @@
 // cli/cmd_translate.cpp: nmt translate end to end through the real binary.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -46,6 +47,36 @@ TEST(CmdTranslate, BadDeviceIsOneLineNamingIt) {
   EXPECT_EQ(run.code, 2);
   EXPECT_EQ(run.err, "error: device 'tpu' is not valid: use auto, cpu, cuda or cuda:N\n");
   EXPECT_EQ(run.out, "");
+}
+
+TEST(CmdTranslate, AttentionHeadOutOfRangeIsOneErrorBeforeTranslating) {
+  const auto dir = test::temp_dir("translate_cli_head");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  const auto heads = test::fixture_config().model.n_heads;
+  const auto run =
+      run_nmt("translate --device cpu --checkpoint " + (dir / "m.pt").string() + " --attention " +
+                  (dir / "a.svg").string() + " --head -2 \"a dog .\"",
+              "", dir);
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_EQ(run.err, "error: attention head -2 is out of range: the model has " +
+                         std::to_string(heads) + " heads (valid: -1.." + std::to_string(heads - 1) +
+                         "; -1 = the mean over heads)\n");
+  EXPECT_EQ(run.out, "");  // nothing translated
+  EXPECT_FALSE(fs::exists(dir / "a.svg"));
+}
+
+TEST(CmdTranslate, SamplingNbestDoesNotWidenTheUnusedBeam) {
+  // The beam rule (DecodeConfig::widen_beam_to_candidates) is the server's too: sampling keeps
+  // the beam, so an n-best list of 1001 samples is not refused for a beam above 1000.
+  const auto dir = test::temp_dir("translate_cli_sample_nbest");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  const auto run = run_nmt("translate --device cpu --checkpoint " + (dir / "m.pt").string() +
+                               " --sample 1001 --nbest 1001 \"a dog .\"",
+                           "", dir);
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1001);
 }
 
 }  // namespace

@@ -142,6 +142,39 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(config.decode.seed, 7);
 }
 
+// Equality (which requests the server decodes together) comes from the same visitor: a field
+// that differs makes two decode sections unequal, whichever it is.
+TEST(Config, DecodeConfigsDifferWhenAnyFieldDiffers) {
+  const DecodeConfig defaults;
+  EXPECT_EQ(defaults, DecodeConfig{});
+  for (const auto& [key, value] : every_field_changed()["decode"].items()) {
+    const auto changed = config_from_json({{"decode", {{key, value}}}}, "changed").decode;
+    EXPECT_NE(changed, defaults) << key;
+    EXPECT_EQ(changed, DecodeConfig(changed)) << key;
+  }
+}
+
+// The one "nbest or mbr raises the beam" rule, for the command line and the server alike.
+TEST(Config, WideningTheBeamFitsNbestAndMbrButNotSamples) {
+  DecodeConfig beam;
+  beam.nbest = 3;
+  beam.widen_beam_to_candidates();
+  EXPECT_EQ(beam.beam, 3);
+  beam.mbr = 5;
+  beam.widen_beam_to_candidates();
+  EXPECT_EQ(beam.beam, 5);
+  beam.beam = 8;
+  beam.widen_beam_to_candidates();  // never narrows
+  EXPECT_EQ(beam.beam, 8);
+  DecodeConfig sampling;
+  sampling.sample = 8;
+  sampling.nbest = 4;
+  sampling.mbr = 6;
+  sampling.widen_beam_to_candidates();  // the samples are the candidates
+  EXPECT_EQ(sampling.beam, 1);
+  EXPECT_NO_THROW(sampling.validate());
+}
+
 TEST(Config, UnknownKeyIsAnErrorNamingIt) {
   nlohmann::json json = {{"model", {{"d_modle", 128}}}};
   test::expect_error([&] { config_from_json(json, "x.json"); }, "unknown key 'd_modle'");

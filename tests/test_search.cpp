@@ -160,6 +160,32 @@ TEST(Search, DecodeAllKeepsInputOrder) {
   }
 }
 
+/// Counts decode_all's batches: it asks its stop check once before each.
+int batches_asked = 0;
+bool count_batch() {
+  ++batches_asked;
+  return false;
+}
+
+TEST(Search, DecodeBudgetCountsEveryBeamAndSampleRow) {
+  auto model = trained_model();
+  // Six sources of 3 tokens: 4 with eos. A budget of 32 holds 8 decoded rows.
+  const std::vector<int64_t> lengths(6, 3);
+  const auto sources = source_ids(random_sources(lengths, 5), lengths);
+  const auto batches_of = [&](DecodeConfig config) {
+    config.batch_tokens = 32;
+    batches_asked = 0;
+    decode_all(model, sources, config, at::kCPU, &count_batch);
+    return batches_asked;
+  };
+  EXPECT_EQ(batches_of(decode_config(1, 1)), 1);  // greedy: 6 rows x 4 = 24
+  EXPECT_EQ(batches_of(decode_config(4, 1)), 3);  // beam 4: 2 sources = 8 rows per batch
+  auto sampling = decode_config(1, 1);
+  sampling.sample = 4;
+  EXPECT_EQ(batches_of(sampling), 3);  // 4 samples: 2 sources = 8 rows per batch
+  EXPECT_EQ(decode_batches(lengths, 32, 4).size(), 3u);
+}
+
 TEST(Search, RestoresTrainingMode) {
   auto model = random_model(1);
   model->train();

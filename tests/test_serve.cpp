@@ -170,6 +170,21 @@ TEST(ServeHttp, TwoWorkersDecodeTwoBatchesAtOnceAndAnswerAllCorrectly) {
   EXPECT_EQ(stats.peak_decoding, 2);
 }
 
+// --max-batch-tokens counts as decode.batch_tokens does (before padding): a text decodes
+// (pieces + eos) × beam (or samples) rows × tokens.
+TEST(ServeBatching, ARequestWeighsItsDecodedRows) {
+  std::vector<SourceLine> lines(3);
+  lines[0].ids = {4, 5, 6};
+  lines[1].result.nbest.push_back({});  // a blank text: no model call
+  lines[2].ids = {7};
+  DecodeConfig decode;
+  EXPECT_EQ(request_tokens(lines, decode), 4 + 2);
+  decode.beam = 4;
+  EXPECT_EQ(request_tokens(lines, decode), (4 + 2) * 4);
+  decode.sample = 3;
+  EXPECT_EQ(request_tokens(lines, decode), (4 + 2) * 3);
+}
+
 TEST(ServeHttp, StopAnswersTheQueuedRequestsThenRefusesConnections) {
   ServeOptions options;
   options.batching.max_wait = std::chrono::milliseconds(8000);  // they wait in the queue

@@ -122,6 +122,30 @@ TEST(ServeLimits, FullQueueAnswers503) {
   EXPECT_EQ(first, 200);
 }
 
+// The server tokenizes each text once, when the request arrives (encode_texts); a text the
+// tokenizer refuses is the client's fault: 400, naming the text, not a 500 for the whole batch.
+TEST(ServeLimits, ATextTheTokenizerRefusesIsA400NamingItsIndex) {
+  int calls = 0;
+  const LineEncoder encode = [&](const std::string& text, size_t line_number) {
+    ++calls;
+    if (text == "refused") throw Error("SentencePiece cannot encode 'refused': bad input");
+    return SourceLine{{int64_t(line_number)}, {}};
+  };
+  const auto lines = encode_texts({"a", "b"}, encode);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].ids, std::vector<int64_t>{2});
+  EXPECT_EQ(calls, 2);
+  try {
+    encode_texts({"a", "b", "refused", "c"}, encode);
+    ADD_FAILURE() << "expected a RequestError";
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_STREQ(e.what(),
+                 "\"text[2]\" cannot be tokenized: SentencePiece cannot encode 'refused': bad "
+                 "input");
+  }
+}
+
 /// Connects to the server, sends `partial` and then nothing; the time until the server closes
 /// the connection (or `limit` when it has not).
 Clock::duration time_until_dropped(int port, const std::string& partial, Clock::duration limit) {

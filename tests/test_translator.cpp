@@ -240,6 +240,34 @@ TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {
   test::expect_error([&] { translator.attention(source, best, {-1, 4}); }, "head 4");
 }
 
+TEST(Translator, AttentionIndicesOutOfRangeAreOneErrorNamingTheValidRange) {
+  std::ostringstream log;
+  auto translator = make_translator(log);
+  const std::string source = "a dog runs .";
+  const auto best = translator.translate({source})[0].nbest[0].tokens;
+  const auto& model = translator.model()->config();
+  const auto layers = std::to_string(model.decoder_layers);
+  const auto heads = std::to_string(model.n_heads);
+  // A head below -1 used to average all heads silently, as -1 does.
+  test::expect_error(
+      [&] {
+        translator.attention(source, best, {-1, -2});
+      },
+      "attention head -2 is out of range: the model has " + heads + " heads (valid: -1.." +
+          std::to_string(model.n_heads - 1));
+  test::expect_error(
+      [&] {
+        translator.attention(source, best, {-model.decoder_layers - 1, -1});
+      },
+      "attention layer " + std::to_string(-model.decoder_layers - 1) +
+          " is out of range: the model has " + layers + " layers (valid: -" + layers + ".." +
+          std::to_string(model.decoder_layers - 1));
+  // Every index in the ranges is taken: counting from the end reaches the first layer.
+  const auto first = translator.attention(source, best, {0, 0});
+  const auto from_end = translator.attention(source, best, {-model.decoder_layers, 0});
+  EXPECT_TRUE(torch::equal(first.weights, from_end.weights));
+}
+
 TEST(Translator, RunsOnASavedCheckpoint) {
   const auto dir = test::temp_dir("translator_ckpt");
   auto model = test::fixture_model(5);

@@ -28,7 +28,8 @@ void add_serve_options(cxxopts::Options& options) {
        cxxopts::value<std::string>()->default_value(d.host), "ADDR")
       ("port", "port (0: any free port; the chosen one is printed)",
        cxxopts::value<int>()->default_value(number(d.port)), "N")
-      ("max-batch-tokens", "source tokens of queued requests decoded together",
+      ("max-batch-tokens", "tokens of queued requests decoded together, each text weighing "
+       "(pieces + 1) x beam (or samples), as decode.batch_tokens counts them before padding",
        cxxopts::value<int64_t>()->default_value(number(d.batching.max_batch_tokens)), "N")
       ("max-wait-ms", "how long a request waits for others to batch with",
        cxxopts::value<int64_t>()->default_value(number(d.batching.max_wait.count())), "M")

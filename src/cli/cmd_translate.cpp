@@ -106,21 +106,24 @@ size_t interactive(Translator& translator, const OutputFormat& format) {
   return failed;
 }
 
+/// --layer and --head, checked against the model before anything is translated.
+AttentionOptions attention_options(const cxxopts::ParseResult& args, const ModelConfig& model) {
+  AttentionOptions options{args["layer"].as<int64_t>(), args["head"].as<int64_t>()};
+  options.validate(model);
+  return options;
+}
+
 /// Writes the attention heat map of `source`'s best translation.
 void write_attention(Translator& translator, const std::string& source,
-                     const cxxopts::ParseResult& args) {
+                     const AttentionOptions& options, const std::string& path) {
   const auto results = translator.translate({source});
   if (!results[0].ok()) throw Error("--attention: " + *results[0].error);
   if (results[0].nbest.empty() || results[0].nbest[0].tokens.empty()) {
     throw Error("--attention: the first input is empty or has an empty translation");
   }
-  AttentionOptions options;
-  if (args.count("layer")) options.layer = args["layer"].as<int64_t>();
-  if (args.count("head")) options.head = args["head"].as<int64_t>();
-  const auto path = args["attention"].as<std::string>();
   write_svg(path, attention_svg(translator.attention(source, results[0].nbest[0].tokens, options)));
   std::cerr << "attention (layer " << options.layer << ", head "
-            << (options.head < 0 ? std::string("mean") : std::to_string(options.head))
+            << (options.head == -1 ? std::string("mean") : std::to_string(options.head))
             << ") written to " << path << "\n";
 }
 
@@ -204,6 +207,8 @@ int run_translate(int argc, char** argv) {
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args);
   Translator& translator = *session.translator;
+  std::optional<AttentionOptions> attention;
+  if (args.count("attention")) attention = attention_options(args, translator.model()->config());
   std::unique_ptr<std::ofstream> file_out;
   OutputFormat format{&std::cout, translator.config().nbest};
   if (args.count("output")) {
@@ -220,7 +225,9 @@ int run_translate(int argc, char** argv) {
               << args["input"].as<std::string>() << " was not read\n";
     return 130;
   }
-  if (args.count("attention") && first_input) write_attention(translator, *first_input, args);
+  if (attention && first_input) {
+    write_attention(translator, *first_input, *attention, args["attention"].as<std::string>());
+  }
   if (failed > 0) std::cerr << failed << " line(s) could not be translated (see above)\n";
   return failed > 0 ? 1 : 0;
 }

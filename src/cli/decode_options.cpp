@@ -25,7 +25,10 @@ void add_decode_options(cxxopts::Options& options) {
       "length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")(
       "max-len", "output limit: source length + N pieces (decode.max_len_offset)",
       cxxopts::value<int64_t>(),
-      "N")("batch-tokens", "source-token budget per decoding batch", cxxopts::value<int64_t>(),
+      "N")("batch-tokens",
+           "token budget per decoding batch: sources x beam (or samples) x longest source "
+           "(decode.batch_tokens)",
+           cxxopts::value<int64_t>(),
            "N")("mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
                 cxxopts::value<int64_t>(), "N")(
       "mbr-metric", "MBR utility: bleu | chrf (sentence-level)", cxxopts::value<std::string>(),
@@ -39,17 +42,11 @@ void add_decode_options(cxxopts::Options& options) {
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
   if (args.count("beam")) base.beam = args["beam"].as<int64_t>();
-  if (args.count("nbest")) {
-    base.nbest = args["nbest"].as<int64_t>();
-    if (!args.count("beam") && base.beam < base.nbest) base.beam = base.nbest;
-  }
+  if (args.count("nbest")) base.nbest = args["nbest"].as<int64_t>();
   if (args.count("sample")) base.sample = args["sample"].as<int64_t>();
   if (args.count("epsilon")) base.epsilon = args["epsilon"].as<double>();
   if (args.count("seed")) base.seed = args["seed"].as<int64_t>();
-  if (args.count("mbr")) {
-    base.mbr = args["mbr"].as<int64_t>();
-    if (!args.count("beam") && base.sample == 0 && base.beam < base.mbr) base.beam = base.mbr;
-  }
+  if (args.count("mbr")) base.mbr = args["mbr"].as<int64_t>();
   if (args.count("mbr-metric")) {
     base.mbr_metric =
         require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
@@ -57,6 +54,7 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
   if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
   if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
   if (args.count("batch-tokens")) base.batch_tokens = args["batch-tokens"].as<int64_t>();
+  if (!args.count("beam")) base.widen_beam_to_candidates();
   base.validate();
   return base;
 }

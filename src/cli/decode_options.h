@@ -22,7 +22,7 @@ namespace nmt::cli {
 void add_decode_options(cxxopts::Options& options);
 
 /// `base` (a checkpoint's decode section) with the decoding options given on the command line;
-/// --nbest or --mbr above the beam raises the beam when --beam is not given. Validated.
+/// without --beam, DecodeConfig::widen_beam_to_candidates. Validated.
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args);
 
 /// The search in words, for reports: "beam 5, alpha 2.00", "32 samples, epsilon 0.02, seed 1",

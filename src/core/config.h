@@ -149,10 +149,13 @@ struct DataConfig {
   /// all data.train corpora with a generator seeded from data.seed; every line, in corpus order,
   /// when there are fewer (docs/scaling.md)
   int64_t spm_sentences = 1000000;
-  int64_t max_len = 100;        ///< pairs with a side longer than this (pieces) are dropped
-  int64_t batch_tokens = 4096;  ///< token budget per batch, padding included, per side
-  int64_t pool_batches = 100;   ///< length-sort pools of this many batches
-  int64_t seed = 1;             ///< seed of the batch order (mixed with the epoch number)
+  int64_t max_len = 100;  ///< pairs with a side longer than this (pieces) are dropped
+  /// Token budget of a training batch: rows × (longest source + 1 for eos) and rows × (longest
+  /// target + 1) each stay within it, padding included (a row is a sentence pair; a pair too long
+  /// for the budget on its own is a batch by itself). decode.batch_tokens counts the same way.
+  int64_t batch_tokens = 4096;
+  int64_t pool_batches = 100;  ///< length-sort pools of this many batches
+  int64_t seed = 1;            ///< seed of the batch order (mixed with the epoch number)
   /// Subword regularization of the training split: every epoch re-segments each sentence by
   /// sampling (Kudo 2018) instead of taking the best segmentation. Unigram: the sampling
   /// distribution's sharpness α (0 = off; 0.1-0.5 typical); bpe: BPE-dropout's merge dropout
@@ -264,7 +267,12 @@ struct DecodeConfig {
   int64_t nbest = 1;            ///< hypotheses printed per input (≤ beam)
   double length_penalty = 0.6;  ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
   int64_t max_len_offset = 50;  ///< output limit = source length + this
-  int64_t batch_tokens = 4096;  ///< source-token budget per decoding batch
+  /// Token budget of one decoding batch, counted as data.batch_tokens: rows × (longest source + 1
+  /// for eos), padding included, where every source is `beam` rows, or `sample` rows when
+  /// sampling (its hypotheses or samples are decoded side by side): a wider beam decodes fewer
+  /// sources at once, not more memory. A source too long for the budget on its own is decoded
+  /// alone. Teacher-forced losses (validation, evaluate) batch by it with one row per pair.
+  int64_t batch_tokens = 4096;
   /// Minimum Bayes risk decoding (decode/mbr.h): the beam's `mbr` best hypotheses are the
   /// candidates and pseudo-references, the output is the one with the highest expected
   /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
@@ -288,7 +296,15 @@ struct DecodeConfig {
     f("sample", sample), f("epsilon", epsilon), f("seed", seed);
   }
   void validate() const;
-  /// How many hypotheses the search returns per input: `sample` when sampling, else `beam`.
+  /// Every field that fields() lists is equal: the same inputs give the same outputs.
+  bool operator==(const DecodeConfig& other) const;
+  bool operator!=(const DecodeConfig& other) const { return !(*this == other); }
+  /// An n-best list or MBR candidate list longer than the beam widens it: beam = max(beam,
+  /// nbest, mbr). Not when sampling, whose candidates are the samples. For entry points (command
+  /// line, server request) where the beam was not given explicitly; validate() comes after.
+  void widen_beam_to_candidates();
+  /// How many hypotheses the search returns per input, and how many rows it decodes per source:
+  /// `sample` when sampling, else `beam`.
   int64_t candidates() const { return sample > 0 ? sample : beam; }
   /// This config as a plain beam search of width `beam_size` (greedy for 1): one hypothesis, no
   /// MBR, no sampling. What validation BLEU and the decoding benchmark run.

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.h"
@@ -174,6 +175,10 @@ void DecodeConfig::validate() const {
                 "of candidates from max(2, decode.nbest = " + std::to_string(nbest) + ") to " +
                 limit);
   }
+}
+
+void DecodeConfig::widen_beam_to_candidates() {
+  if (sample == 0) beam = std::max({beam, nbest, mbr});
 }
 
 DecodeConfig DecodeConfig::plain_search(int64_t beam_size) const {

@@ -136,7 +136,7 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
 }
 
 std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
-                                                int64_t batch_tokens) {
+                                                int64_t batch_tokens, int64_t rows_per_source) {
   std::vector<size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -145,7 +145,7 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
   std::vector<size_t> current;
   for (const size_t index : order) {
     // Sorted ascending, so this source is the longest of the batch so far (+1 for eos).
-    const int64_t rows = static_cast<int64_t>(current.size()) + 1;
+    const int64_t rows = (static_cast<int64_t>(current.size()) + 1) * rows_per_source;
     if (!current.empty() && rows * (lengths[index] + 1) > batch_tokens) {
       batches.push_back(std::move(current));
       current.clear();
@@ -192,12 +192,8 @@ std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
     }
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  // Sampling decodes `sample` rows per source: the budget is shared between them.
-  const int64_t budget = config.sample > 0
-                             ? std::max<int64_t>(1, config.batch_tokens / config.sample)
-                             : config.batch_tokens;
   auto generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(config.seed));
-  for (const auto& batch : decode_batches(lengths, budget)) {
+  for (const auto& batch : decode_batches(lengths, config.batch_tokens, config.candidates())) {
     if (stop != nullptr && stop()) break;
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
     if (config.sample > 0) {

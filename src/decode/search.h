@@ -69,15 +69,16 @@ std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Ten
                                                    at::Generator& generator);
 
 /// Batches of indices into `lengths` for decoding: sorted by length (stable), each batch within
-/// `batch_tokens` (rows × (longest + 1) for eos); a source too long for the budget on its own
-/// forms a batch by itself.
+/// `batch_tokens` (decode.batch_tokens): sources × `rows_per_source` (the beam or the samples,
+/// DecodeConfig::candidates) × (longest + 1 for eos); a source too long for the budget on its
+/// own forms a batch by itself.
 std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
-                                                int64_t batch_tokens);
+                                                int64_t batch_tokens, int64_t rows_per_source = 1);
 
 /// Decodes already encoded sources (ids without eos) in token-budget batches sorted by length;
 /// results come back in input order (config.nbest per input). Uses greedy_search when beam == 1,
 /// sample_search when config.sample > 0 (config.sample per input, in draw order; a generator
-/// seeded with config.seed, and batches of at most batch_tokens / sample source tokens).
+/// seeded with config.seed). Batches: decode_batches with config.candidates() rows per source.
 /// A source longer than the model's position table (max_len - 1 tokens) is an nmt::Error: callers
 /// truncate (Translator does, with a warning).
 /// `stop` (optional) is asked before each batch; once it says true decoding ends there and the

@@ -23,15 +23,15 @@ bool blank(const std::string& line) {
   return line.find_first_not_of(" \t\r\n\f\v") == std::string::npos;
 }
 
-/// Resolves a possibly negative index into [0, size) or throws naming `what` and the range.
-int64_t checked_index(int64_t index, int64_t size, const std::string& what) {
-  const int64_t resolved = index < 0 ? size + index : index;
-  if (resolved < 0 || resolved >= size) {
-    throw Error(what + " " + std::to_string(index) + " is out of range: the model has " +
-                std::to_string(size) + " (valid: 0.." + std::to_string(size - 1) + ", or -1 " +
-                "for the last)");
+/// Throws unless `min` <= `index` < `count`, naming the index, the model's count of `what`
+/// and the valid range.
+void check_index(const std::string& what, int64_t index, int64_t min, int64_t count,
+                 const std::string& meaning) {
+  if (index < min || index >= count) {
+    throw Error("attention " + what + " " + std::to_string(index) + " is out of range: the " +
+                "model has " + std::to_string(count) + " " + what + "s (valid: " +
+                std::to_string(min) + ".." + std::to_string(count - 1) + "; " + meaning + ")");
   }
-  return resolved;
 }
 
 /// Gives each translation its new score, orders them by it (highest first; ties keep the
@@ -45,6 +45,37 @@ void rescore(std::vector<TranslatedText>& nbest, const std::vector<double>& scor
 }
 
 }  // namespace
+
+void AttentionOptions::validate(const ModelConfig& model) const {
+  check_index("layer", layer, -model.decoder_layers, model.decoder_layers,
+              "negative counts from the end, -1 = the last decoder layer");
+  check_index("head", head, -1, model.n_heads, "-1 = the mean over heads");
+}
+
+SourceLine encode_line(const Tokenizer& tokenizer, const Seq2Seq& model, const std::string& line,
+                       size_t line_number) {
+  SourceLine source;
+  size_t bad_byte = 0;
+  if (!valid_utf8(line, &bad_byte)) {
+    source.result.error = "line " + std::to_string(line_number) + ": invalid UTF-8 at byte " +
+                          std::to_string(bad_byte + 1) + "; line not translated";
+    return source;
+  }
+  if (blank(line)) {
+    source.result.nbest.push_back({});
+    return source;
+  }
+  source.ids = tokenizer.encode_src(line);
+  const auto limit = static_cast<size_t>(model->config().max_len - 1);  // room for eos
+  if (source.ids.size() > limit) {
+    source.result.warning =
+        "line " + std::to_string(line_number) + ": " + std::to_string(source.ids.size()) +
+        " source pieces, more than the model's limit of " + std::to_string(limit) +
+        " (model.max_len - 1); translating only the first " + std::to_string(limit);
+    source.ids.resize(limit);
+  }
+  return source;
+}
 
 const std::string& TranslationResult::best() const {
   static const std::string empty;
@@ -61,41 +92,37 @@ Translator::Translator(Seq2Seq model, Tokenizer tokenizer, DecodeConfig config, 
   if (model_->is_training()) model_->eval();  // a shared model in eval() mode is only read
 }
 
+void Translator::set_config(DecodeConfig config) {
+  config.validate();
+  config_ = std::move(config);
+}
+
 void Translator::report(const std::string& message) const {
   if (log_ != nullptr) *log_ << message << std::endl;
 }
 
-std::vector<int64_t> Translator::encode_source(const std::string& line, size_t line_number,
-                                               TranslationResult& result) const {
-  auto ids = tokenizer_.encode_src(line);
-  const auto limit = static_cast<size_t>(model_->config().max_len - 1);  // room for eos
-  if (ids.size() > limit) {
-    result.warning = "line " + std::to_string(line_number) + ": " + std::to_string(ids.size()) +
-                     " source pieces, more than the model's limit of " + std::to_string(limit) +
-                     " (model.max_len - 1); translating only the first " + std::to_string(limit);
-    report("warning: " + *result.warning);
-    ids.resize(limit);
-  }
-  return ids;
-}
-
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& lines,
                                                      size_t first_line) {
-  std::vector<TranslationResult> results(lines.size());
+  std::vector<SourceLine> encoded;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    encoded.push_back(encode_line(tokenizer_, model_, lines[i], first_line + i));
+    const auto& result = encoded.back().result;
+    if (result.error) report("error: " + *result.error);
+    if (result.warning) report("warning: " + *result.warning);
+  }
+  return translate_encoded(std::move(encoded));
+}
+
+std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceLine> lines) {
+  std::vector<TranslationResult> results;
   std::vector<std::vector<int64_t>> sources;
   std::vector<size_t> positions;  // line index of each entry of `sources`
   for (size_t i = 0; i < lines.size(); ++i) {
-    size_t bad_byte = 0;
-    if (!valid_utf8(lines[i], &bad_byte)) {
-      results[i].error = "line " + std::to_string(first_line + i) + ": invalid UTF-8 at byte " +
-                         std::to_string(bad_byte + 1) + "; line not translated";
-      report("error: " + *results[i].error);
-    } else if (blank(lines[i])) {
-      results[i].nbest.push_back({});
-    } else {
-      sources.push_back(encode_source(lines[i], first_line + i, results[i]));
+    if (lines[i].needs_model()) {
+      sources.push_back(std::move(lines[i].ids));
       positions.push_back(i);
     }
+    results.push_back(std::move(lines[i].result));
   }
   if (sources.empty()) return results;
   DecodeConfig search = config_;
@@ -186,8 +213,8 @@ std::vector<std::string> Translator::translate_texts(const std::vector<std::stri
 AttentionMap Translator::attention(const std::string& source, const std::vector<int64_t>& target,
                                    const AttentionOptions& options) {
   if (!valid_utf8(source)) throw Error("attention: the source is not valid UTF-8");
-  TranslationResult ignored;
-  auto src_ids = encode_source(source, 1, ignored);
+  options.validate(model_->config());
+  auto src_ids = encode_line(tokenizer_, model_, source, 1).ids;
   src_ids.push_back(kEosId);
   std::vector<int64_t> tgt_ids = {kBosId};  // bos + target predicts target + eos
   tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
@@ -214,11 +241,11 @@ at::Tensor Translator::cross_attention(const std::vector<int64_t>& src_ids,
   const auto memory = model_->encode(src, src_mask);
   const auto out = model_->decoder->hidden(tgt, memory, model_->make_tgt_mask(tgt), src_mask,
                                            /*need_weights=*/true);
+  // AttentionOptions::validate has checked the indices against the model's config.
   const auto layers = static_cast<int64_t>(out.attention.size());
-  const auto& layer = out.attention[checked_index(options.layer, layers, "layer")];
+  const auto& layer = out.attention[options.layer < 0 ? layers + options.layer : options.layer];
   at::Tensor weights = layer[0];  // [heads, tgt_len, src_len]
-  weights = options.head < 0 ? weights.mean(0)
-                             : weights[checked_index(options.head, weights.size(0), "head")];
+  weights = options.head == -1 ? weights.mean(0) : weights[options.head];
   return weights.to(at::kCPU, at::kFloat).contiguous();  // [tgt_len, src_len]
 }
 

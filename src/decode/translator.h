@@ -47,7 +47,26 @@ struct AttentionMap {
 struct AttentionOptions {
   int64_t layer = -1;
   int64_t head = -1;
+  /// Throws an nmt::Error naming the index and its valid range unless the layer is one of
+  /// `model`'s decoder layers (-decoder_layers..decoder_layers-1) and the head one of its heads
+  /// or -1 (-1..n_heads-1).
+  void validate(const ModelConfig& model) const;
 };
+
+/// One input line made ready for decoding: its source ids, and its result so far.
+struct SourceLine {
+  std::vector<int64_t> ids;  ///< source pieces without eos, cut to the model's limit
+  TranslationResult result;  ///< an error (invalid UTF-8), a warning (cut), or, for a blank
+                             ///< line, its one empty translation
+  /// Whether the model has to translate it (not failed, not blank).
+  bool needs_model() const { return result.ok() && result.nbest.empty(); }
+};
+
+/// Checks and tokenizes `line` as Translator::translate does: invalid UTF-8 fails the line, a
+/// blank line gets an empty translation, a line longer than `model` accepts is cut with a
+/// warning. `line_number` (1-based) names the line in those messages. Tokenizer errors throw.
+SourceLine encode_line(const Tokenizer& tokenizer, const Seq2Seq& model, const std::string& line,
+                       size_t line_number);
 
 /// Text in, text out: tokenizes, decodes in token-budget batches (decode_all), detokenizes.
 /// Lines are independent: an empty line gives an empty translation without a model call, a line
@@ -60,6 +79,9 @@ class Translator {
   /// Translates each line; `first_line` is the number of lines[0] in messages (1-based).
   std::vector<TranslationResult> translate(const std::vector<std::string>& lines,
                                            size_t first_line = 1);
+  /// Translates lines already made ready by encode_line (the server tokenizes each text once,
+  /// when it arrives). Warnings and errors are not logged again.
+  std::vector<TranslationResult> translate_encoded(std::vector<SourceLine> lines);
 
   /// Best translation of each line; the first failed line is an nmt::Error naming it.
   std::vector<std::string> translate_texts(const std::vector<std::string>& lines);
@@ -80,14 +102,14 @@ class Translator {
   StopCheck stop() const { return stop_; }
 
   const DecodeConfig& config() const { return config_; }
+  /// Decodes with `config` from now on (validated): one Translator serves requests whose
+  /// options differ.
+  void set_config(DecodeConfig config);
   Seq2Seq& model() { return model_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const at::Device& device() const { return device_; }
 
  private:
-  /// Source ids of a valid line, cut to the model's limit; sets result.warning when cut.
-  std::vector<int64_t> encode_source(const std::string& line, size_t line_number,
-                                     TranslationResult& result) const;
   void report(const std::string& message) const;
   /// decode.mbr: orders one input's candidates by expected utility (their scores become it) and
   /// keeps decode.nbest. `hypotheses` are the candidates' search results, in the same order.

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <string>
-#include <tuple>
 #include <utility>
 
 #include "core/device.h"
@@ -13,12 +13,12 @@
 
 namespace nmt {
 
-bool same_decode(const DecodeConfig& a, const DecodeConfig& b) {
-  const auto key = [](const DecodeConfig& d) {
-    return std::tie(d.beam, d.nbest, d.length_penalty, d.max_len_offset, d.batch_tokens, d.mbr,
-                    d.mbr_metric, d.sample, d.epsilon, d.seed);
-  };
-  return key(a) == key(b);
+int64_t request_tokens(const std::vector<SourceLine>& lines, const DecodeConfig& decode) {
+  int64_t tokens = 0;
+  for (const auto& line : lines) {
+    if (line.needs_model()) tokens += static_cast<int64_t>(line.ids.size()) + 1;  // + eos
+  }
+  return tokens * decode.candidates();
 }
 
 BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options)
@@ -42,15 +42,11 @@ BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, Ba
 
 BatchQueue::~BatchQueue() { close(); }
 
-std::future<std::vector<TranslationResult>> BatchQueue::submit(std::vector<std::string> texts,
+std::future<std::vector<TranslationResult>> BatchQueue::submit(std::vector<SourceLine> lines,
                                                                const DecodeConfig& decode) {
   auto job = std::make_unique<Job>();
-  // The budget counts what the model will see: pieces (cut to the position table) + eos.
-  const auto limit = static_cast<size_t>(model_->config().max_len - 1);
-  for (const auto& text : texts) {
-    job->tokens += static_cast<int64_t>(std::min(tokenizer_.encode_src(text).size(), limit)) + 1;
-  }
-  job->texts = std::move(texts);
+  job->tokens = request_tokens(lines, decode);
+  job->lines = std::move(lines);
   job->decode = decode;
   job->arrival = std::chrono::steady_clock::now();
   auto future = job->done.get_future();
@@ -97,13 +93,15 @@ void BatchQueue::run() {
   // Autocast and OpenMP's thread count are per thread: set them where the model runs.
   if (options_.threads > 0) set_thread_intra_op_threads(options_.threads);
   AutocastGuard autocast(options_.precision, device_);
-  for (auto batch = next_batch(); !batch.empty(); batch = next_batch()) decode(batch);
+  Translator translator(model_, tokenizer_, DecodeConfig{}, device_);
+  translator.set_log(nullptr);  // warnings go back to the client in the response
+  for (auto batch = next_batch(); !batch.empty(); batch = next_batch()) decode(translator, batch);
 }
 
 int64_t BatchQueue::compatible_tokens() const {
   int64_t tokens = 0;
   for (const auto& job : queue_) {
-    if (same_decode(job->decode, queue_.front()->decode)) tokens += job->tokens;
+    if (job->decode == queue_.front()->decode) tokens += job->tokens;
   }
   return tokens;
 }
@@ -135,7 +133,7 @@ std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
   int64_t tokens = 0;
   const DecodeConfig decode = queue_.front()->decode;
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (!same_decode((*it)->decode, decode)) {
+    if ((*it)->decode != decode) {
       ++it;  // other options wait for a batch of their own, in arrival order
       continue;
     }
@@ -153,14 +151,16 @@ std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
   return batch;
 }
 
-void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
-  std::vector<std::string> texts;
-  for (const auto& job : batch) texts.insert(texts.end(), job->texts.begin(), job->texts.end());
+void BatchQueue::decode(Translator& translator, std::vector<std::unique_ptr<Job>>& batch) {
+  std::vector<SourceLine> lines;
+  for (auto& job : batch) {
+    std::move(job->lines.begin(), job->lines.end(), std::back_inserter(lines));
+  }
+  const size_t texts = lines.size();
   std::vector<TranslationResult> results;
   try {
-    Translator translator(model_, tokenizer_, batch.front()->decode, device_);
-    translator.set_log(nullptr);  // warnings go back to the client in the response
-    results = translator.translate(texts);
+    translator.set_config(batch.front()->decode);
+    results = translator.translate_encoded(std::move(lines));
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -175,11 +175,11 @@ void BatchQueue::decode(std::vector<std::unique_ptr<Job>>& batch) {
     stats_.batches += 1;
     stats_.decoding -= 1;
     stats_.requests += static_cast<int64_t>(batch.size());
-    stats_.texts += static_cast<int64_t>(texts.size());
+    stats_.texts += static_cast<int64_t>(texts);
   }
   auto next = results.begin();
   for (auto& job : batch) {
-    const auto end = next + static_cast<std::ptrdiff_t>(job->texts.size());
+    const auto end = next + static_cast<std::ptrdiff_t>(job->lines.size());
     job->done.set_value(std::vector<TranslationResult>(std::make_move_iterator(next),
                                                        std::make_move_iterator(end)));
     next = end;

@@ -1,6 +1,6 @@
 #pragma once
 
-// The batching queue of `nmt serve`: HTTP threads submit requests (lists of texts with their
+// The batching queue of `nmt serve`: HTTP threads submit requests (lists of lines with their
 // decoding options); decoding workers (threads that share the model, only reading it) each take
 // the oldest request together with the requests queued after it that have the same options, up
 // to a token budget, waiting a short time for more to arrive, and translate them in one
@@ -30,9 +30,11 @@ namespace nmt {
 
 /// How requests are batched.
 struct BatchOptions {
-  /// Source tokens (pieces + eos, summed over a batch's texts) decoded together; a request above
-  /// the budget on its own is decoded alone. Within a batch decode.batch_tokens still splits the
-  /// model calls, as in `nmt translate`.
+  /// Tokens of the queued requests decoded together, counted as decode.batch_tokens counts them
+  /// but before padding (the translator sorts and pads): each text weighs (pieces + eos) × its
+  /// rows, the beam or the samples (request_tokens). A request above the budget on its own is
+  /// decoded alone. Within a batch decode.batch_tokens still splits the model calls, as in
+  /// `nmt translate`.
   int64_t max_batch_tokens = 4096;
   /// How long the oldest queued request may wait for others before its batch is decoded (the
   /// decoder starts at once when the budget is full; while it decodes, requests queue anyway).
@@ -53,8 +55,9 @@ struct BatchStats {
   int64_t peak_decoding = 0;  ///< most batches decoded at once so far
 };
 
-/// Two decoding configs give the same results for the same text (every field equal).
-bool same_decode(const DecodeConfig& a, const DecodeConfig& b);
+/// What a request weighs against BatchOptions::max_batch_tokens: the sum over its lines that
+/// need the model of (pieces + eos) × decode.candidates().
+int64_t request_tokens(const std::vector<SourceLine>& lines, const DecodeConfig& decode);
 
 class BatchQueue {
  public:
@@ -65,9 +68,10 @@ class BatchQueue {
   BatchQueue(const BatchQueue&) = delete;
   BatchQueue& operator=(const BatchQueue&) = delete;
 
-  /// Queues `texts` for translation with `decode`; the future holds one result per text (or the
-  /// exception decoding threw). Throws RequestError 503 when the queue is full or closed.
-  std::future<std::vector<TranslationResult>> submit(std::vector<std::string> texts,
+  /// Queues `lines` (encode_line's: each text is tokenized once) for translation with `decode`
+  /// (validated); the future holds one result per line (or the exception decoding threw).
+  /// Throws RequestError 503 when the queue is full or closed.
+  std::future<std::vector<TranslationResult>> submit(std::vector<SourceLine> lines,
                                                      const DecodeConfig& decode);
 
   /// From now on batches are decoded without waiting for more requests (shutting down: what
@@ -81,20 +85,21 @@ class BatchQueue {
 
  private:
   struct Job {
-    std::vector<std::string> texts;
+    std::vector<SourceLine> lines;
     DecodeConfig decode;
-    int64_t tokens = 0;  ///< source tokens + eos, for the budget
+    int64_t tokens = 0;  ///< request_tokens, for the budget
     std::chrono::steady_clock::time_point arrival;
     std::promise<std::vector<TranslationResult>> done;
   };
 
+  /// A decoding thread: one Translator, given each batch's options in turn.
   void run();
   /// Waits for the next batch (empty: closed and drained) and takes it off the queue. Safe
   /// with several workers waiting: the one that takes a batch first gets it, the others wait on.
   std::vector<std::unique_ptr<Job>> next_batch();
   /// Source tokens queued with the same options as the oldest request.
   int64_t compatible_tokens() const;
-  void decode(std::vector<std::unique_ptr<Job>>& batch);
+  void decode(Translator& translator, std::vector<std::unique_ptr<Job>>& batch);
 
   Seq2Seq model_;
   Tokenizer tokenizer_;

@@ -108,7 +108,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
   if (!root.is_object()) throw bad_request("the body must be a JSON object with a \"text\" field");
   TranslateRequest request;
   request.decode = defaults;
-  bool has_text = false, has_beam = false;
+  bool has_text = false;
   for (const auto& [key, value] : root.items()) {
     if (key == "text") {
       request.texts = text_field(value, limits);
@@ -116,7 +116,6 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     } else if (key == "beam") {
       request.decode.beam = integer_field(value, key);
       check_beam_limit("beam", request.decode.beam, limits);
-      has_beam = true;
     } else if (key == "nbest") {
       request.decode.nbest = integer_field(value, key);
       check_beam_limit("nbest", request.decode.nbest, limits);
@@ -135,15 +134,24 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     }
   }
   if (!has_text) throw bad_request("missing field \"text\" (a string or a list of strings)");
-  // As on the command line: an n-best list longer than the beam widens an unspecified beam.
-  const bool has_nbest = root.contains("nbest");
-  if (has_nbest && !has_beam && request.decode.sample == 0 &&
-      request.decode.beam < request.decode.nbest) {
-    request.decode.beam = request.decode.nbest;
-  }
+  if (!root.contains("beam")) request.decode.widen_beam_to_candidates();  // as the CLI does
   validate_decode(request.decode);
   if (request.decode.nbest > 1) request.scores = true;
   return request;
+}
+
+std::vector<SourceLine> encode_texts(const std::vector<std::string>& texts,
+                                     const LineEncoder& encode) {
+  std::vector<SourceLine> lines;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    try {
+      lines.push_back(encode(texts[i], i + 1));
+    } catch (const Error& e) {
+      // The text, not the server, is at fault: the client learns which one.
+      throw bad_request("\"text[" + std::to_string(i) + "]\" cannot be tokenized: " + e.what());
+    }
+  }
+  return lines;
 }
 
 json translation_response(const std::vector<TranslationResult>& results,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,12 +47,20 @@ struct TranslateRequest {
 
 /// Parses and checks a body: {"text": "..." | ["...", ...], "beam": N, "nbest": K,
 /// "length_penalty": A, "max_len_offset": N, "scores": bool}. Options override `defaults` as the
-/// command line's do (nbest above the beam raises an unspecified beam) and pass the same
-/// validation (DecodeConfig::validate) as `nmt translate`'s. Throws RequestError: 400 for
+/// command line's do (DecodeConfig::widen_beam_to_candidates when "beam" is not given) and pass the
+/// same validation (DecodeConfig::validate) as `nmt translate`'s. Throws RequestError: 400 for
 /// malformed JSON, unknown fields, wrong types, invalid UTF-8, out-of-range options; 413 for a
 /// text or list above the limits.
 TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
                                          const ServeLimits& limits);
+
+/// How the server tokenizes one text: encode_line over its model, with a 1-based line number.
+using LineEncoder = std::function<SourceLine(const std::string& text, size_t line_number)>;
+
+/// The request's texts, each tokenized once by `encode`. A text it cannot tokenize is a
+/// RequestError 400 that names the text's index ("text[2]") and the tokenizer's message.
+std::vector<SourceLine> encode_texts(const std::vector<std::string>& texts,
+                                     const LineEncoder& encode);
 
 /// {"translations": [...]} for `results` (one per text): plain strings, or with scores / n-best
 /// objects {"text", "score", "nbest": [{"text", "score"}, ...]}; "warnings" lists the texts that

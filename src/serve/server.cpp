@@ -5,6 +5,7 @@
 #if NMT_HAVE_HTTPLIB
 
 #include <httplib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -16,18 +17,13 @@
 
 namespace nmt {
 
-/// httplib::Server with a wider accept backlog: the library's compiled-in 5 drops connections
-/// (the client retries a second later) when a few dozen clients connect at once. Outside the
-/// anonymous namespace: it is a member of TranslationServer::Impl.
-class HttpListener : public httplib::Server {
- public:
-  void widen_backlog() { ::listen(svr_sock_, 128); }
-};
-
 namespace {
 
 using json = nlohmann::json;
 constexpr const char* kJson = "application/json";
+/// Connections waiting to be accepted. httplib's compiled-in backlog of 5 drops connections (the
+/// client retries a second later) when a few dozen clients connect at once.
+constexpr int kListenBacklog = 128;
 
 std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -50,6 +46,25 @@ std::string status_text(int status) {
     default:
       return "HTTP status " + std::to_string(status);
   }
+}
+
+/// Whether `sock` is a listening TCP socket bound to `port`: the socket the socket options
+/// callback was handed is the one httplib listens on (if a newer httplib broke that, every
+/// server start would say so instead of widening some other socket's backlog).
+bool listens_on(int sock, int port) {
+  int accepting = 0;
+  socklen_t length = sizeof accepting;
+  sockaddr_storage address{};
+  socklen_t address_length = sizeof address;
+  if (sock < 0 || ::getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) != 0 ||
+      accepting == 0 ||
+      ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &address_length) != 0) {
+    return false;
+  }
+  const auto bound = address.ss_family == AF_INET6
+                         ? reinterpret_cast<const sockaddr_in6&>(address).sin6_port
+                         : reinterpret_cast<const sockaddr_in&>(address).sin_port;
+  return ntohs(bound) == port;
 }
 
 /// The one method a known route answers, or nullptr for an unknown route.
@@ -77,7 +92,8 @@ struct TranslationServer::Impl {
   ServedModel served;
   ServeOptions options;
   BatchQueue queue;
-  HttpListener http;
+  httplib::Server http;
+  int listen_socket = -1;  ///< the listening socket, as httplib handed it to the socket options
   std::thread listener;
   std::atomic<bool> listening{false};
 };
@@ -92,6 +108,12 @@ void TranslationServer::Impl::configure() {
   http.set_keep_alive_max_count(size_t(options.keep_alive_requests));
   http.set_payload_max_length(options.limits.max_body_bytes);
   http.set_tcp_nodelay(true);
+  // The one public way to the socket httplib listens on: the socket options callback, called
+  // on it before bind_to_port binds it (and on each address it tries first).
+  http.set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_socket = sock;
+  });
   http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     const char* allowed = allowed_method(req.path);
     if (allowed == nullptr) {
@@ -161,8 +183,11 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     }
     if (!complete) throw RequestError(400, "the body could not be read (cut short or too slow)");
     const auto request = parse_translate_request(body, served.config.decode, limits);
+    auto lines = encode_texts(request.texts, [this](const std::string& text, size_t number) {
+      return encode_line(served.tokenizer, served.model, text, number);
+    });
     std::vector<TranslationResult> results;
-    if (!request.texts.empty()) results = queue.submit(request.texts, request.decode).get();
+    if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
     res.status = 200;
     res.set_content(dump(translation_response(results, request)), kJson);
   } catch (const RequestError& e) {
@@ -218,7 +243,14 @@ int TranslationServer::start() {
     throw Error("cannot listen on " + host + ":" + std::to_string(impl_->options.port) +
                 " (the port is in use, or the host is not an address of this machine)");
   }
-  impl_->http.widen_backlog();
+  // A second listen() on a listening socket only changes its backlog (POSIX).
+  if (!listens_on(impl_->listen_socket, port) ||
+      ::listen(impl_->listen_socket, kListenBacklog) != 0) {
+    throw Error("cannot widen the accept backlog of " + host + ":" + std::to_string(port) +
+                ": this cpp-httplib (" + std::string(CPPHTTPLIB_VERSION) +
+                ") did not pass its listening socket to the socket options callback, as 0.11 "
+                "does");
+  }
   impl_->listening = true;
   impl_->listener = std::thread([impl = impl_.get()] {
     impl->http.listen_after_bind();
