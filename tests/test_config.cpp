@@ -92,6 +92,7 @@ nlohmann::json every_field_changed() {
             {"length_penalty", 1.2},
             {"max_len_offset", 20},
             {"batch_tokens", 2000},
+            {"early_stopping", true},
             {"mbr", 3},
             {"mbr_metric", "chrf"},
             {"sample", 5},
@@ -116,7 +117,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 77u);
+  EXPECT_EQ(keys, 78u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -230,6 +231,37 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   EXPECT_EQ(plain.mbr, 0);
   EXPECT_EQ(plain.sample, 0);
   EXPECT_NO_THROW(plain.validate());
+}
+
+// same_fields (serve batches requests whose decode sections it finds equal) sees a change in any
+// one field of any section.
+TEST(Config, SameFieldsSeesEveryField) {
+  const Config base;
+  EXPECT_TRUE(same_fields(base.model, base.model) && same_fields(base.data, base.data) &&
+              same_fields(base.train, base.train) && same_fields(base.decode, base.decode));
+  const auto defaults = config_to_json(base);
+  const auto changed = every_field_changed();
+  for (const auto& [section, fields] : changed.items()) {
+    for (const auto& [key, value] : fields.items()) {
+      auto json = defaults;
+      json[section][key] = value;
+      const Config one = config_from_json(json, "one");
+      const bool same = section == "model"   ? same_fields(one.model, base.model)
+                        : section == "data"  ? same_fields(one.data, base.data)
+                        : section == "train" ? same_fields(one.train, base.train)
+                                             : same_fields(one.decode, base.decode);
+      EXPECT_FALSE(same) << section << "." << key;
+    }
+  }
+}
+
+TEST(Config, EarlyStoppingIsOffByDefaultAndABoolean) {
+  Config config;
+  EXPECT_FALSE(config.decode.early_stopping);  // exact beam search
+  apply_overrides(config, {"decode.early_stopping=true"});
+  EXPECT_TRUE(config.decode.early_stopping);
+  test::expect_error([&] { apply_overrides(config, {"decode.early_stopping=yes"}); },
+                     "decode.early_stopping: expected true or false, got string \"yes\"");
 }
 
 TEST(Config, OverridesParseValuesAndBareStrings) {

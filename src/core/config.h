@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -265,6 +267,11 @@ struct DecodeConfig {
   double length_penalty = 0.6;  ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
   int64_t max_len_offset = 50;  ///< output limit = source length + this
   int64_t batch_tokens = 4096;  ///< source-token budget per decoding batch
+  /// Beam search stops a sentence once no live hypothesis can beat its nbest-th best finished
+  /// score (or once `beam` have finished). false: exact, at any length up to the output limit.
+  /// true: early, at the hypothesis' next length only (Hugging Face's early_stopping=False
+  /// bound): faster, but a longer hypothesis that only the length penalty favours can be lost.
+  bool early_stopping = false;
   /// Minimum Bayes risk decoding (decode/mbr.h): the beam's `mbr` best hypotheses are the
   /// candidates and pseudo-references, the output is the one with the highest expected
   /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
@@ -284,6 +291,7 @@ struct DecodeConfig {
   void fields(F&& f) {
     f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
     f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
+    f("early_stopping", early_stopping);
     f("mbr", mbr), f("mbr_metric", mbr_metric);
     f("sample", sample), f("epsilon", epsilon), f("seed", seed);
   }
@@ -305,6 +313,21 @@ struct Config {
   /// Validates every section.
   void validate() const;
 };
+
+/// Whether two sections hold equal values in every field that `fields()` lists: an equality that
+/// a new field cannot be left out of.
+template <class Section>
+bool same_fields(Section a, Section b) {
+  bool same = true;
+  a.fields([&](const char* name, const auto& x) {
+    b.fields([&](const char* other, const auto& y) {
+      if constexpr (std::is_same_v<decltype(x), decltype(y)>) {
+        if (std::string_view(name) == other && !(x == y)) same = false;
+      }
+    });
+  });
+  return same;
+}
 
 /// Reads `json` (an object of sections) over the defaults. Unknown sections/keys and wrong types
 /// are errors naming `origin` and the key. Does not validate ranges.

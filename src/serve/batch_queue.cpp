@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <string>
-#include <tuple>
 #include <utility>
 
 #include "core/device.h"
@@ -13,13 +12,7 @@
 
 namespace nmt {
 
-bool same_decode(const DecodeConfig& a, const DecodeConfig& b) {
-  const auto key = [](const DecodeConfig& d) {
-    return std::tie(d.beam, d.nbest, d.length_penalty, d.max_len_offset, d.batch_tokens, d.mbr,
-                    d.mbr_metric, d.sample, d.epsilon, d.seed);
-  };
-  return key(a) == key(b);
-}
+bool same_decode(const DecodeConfig& a, const DecodeConfig& b) { return same_fields(a, b); }
 
 BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options)
     : model_(std::move(model)),
