@@ -2,12 +2,15 @@
 
 // Helpers shared by the search tests (test_search.cpp, test_beam_search.cpp,
 // test_sample_search.cpp): a 24-token vocabulary, seeded random models, a part-trained model,
-// random padded sources and the teacher-forced reference they are checked against.
+// random padded sources, the teacher-forced reference they are checked against, and exhaustive
+// search over any next-token function.
 
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -109,6 +112,50 @@ inline std::vector<std::vector<int64_t>> source_ids(const at::Tensor& src,
     sources.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
   }
   return sources;
+}
+
+/// The next-token log-probabilities [vocab] after `prefix` (target tokens, without bos).
+using PrefixLogProbs = std::function<at::Tensor(const std::vector<int64_t>& prefix)>;
+
+/// The model's teacher-forced next-token log-probabilities (reference_next) given one unpadded
+/// source row [1, src_len], as a PrefixLogProbs. The model is shared: it must outlive the result.
+inline PrefixLogProbs model_next(Seq2Seq model, const at::Tensor& src) {
+  return [model, src](const std::vector<int64_t>& prefix) mutable {
+    std::vector<int64_t> input = {kBosId};
+    input.insert(input.end(), prefix.begin(), prefix.end());
+    return reference_next(model, src, input);
+  };
+}
+
+/// Every output a search can produce, by exhaustive enumeration: tokens other than pad, bos and
+/// eos, at most `limit` of them, each ended by eos or cut at the limit. Scored as beam search
+/// scores them (log-prob over the GNMT penalty with exponent `alpha`); best first.
+inline std::vector<Hypothesis> exhaustive_outputs(const PrefixLogProbs& next, int64_t vocab,
+                                                  int64_t limit, double alpha) {
+  std::vector<Hypothesis> all;
+  std::vector<std::pair<std::vector<int64_t>, double>> prefixes = {{{}, 0.0}};
+  while (!prefixes.empty()) {
+    auto [tokens, log_prob] = prefixes.back();
+    prefixes.pop_back();
+    const auto log_probs = next(tokens).to(at::kDouble);
+    const auto length = static_cast<int64_t>(tokens.size());
+    const double with_eos = log_prob + log_probs[kEosId].item<double>();
+    all.push_back({tokens, with_eos, with_eos / gnmt_length_penalty(length + 1, alpha)});
+    for (int64_t token = 0; token < vocab; ++token) {
+      if (token == kPadId || token == kBosId || token == kEosId) continue;
+      auto longer = tokens;
+      longer.push_back(token);
+      const double lp = log_prob + log_probs[token].item<double>();
+      if (length + 1 == limit) {  // cut at the limit, without eos
+        all.push_back({longer, lp, lp / gnmt_length_penalty(length + 1, alpha)});
+      } else {
+        prefixes.emplace_back(longer, lp);
+      }
+    }
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  return all;
 }
 
 }  // namespace nmt::test

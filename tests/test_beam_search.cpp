@@ -94,39 +94,6 @@ TEST(BeamSearch, HypothesesCarryTheirTeacherForcedLogProbAndThePenalisedScore) {
   EXPECT_GE(eos_endings, 12);
 }
 
-/// Every output the search can produce for one source, by exhaustive teacher-forced
-/// enumeration: tokens other than pad, bos and eos, at most `limit` of them, each ended by eos
-/// or cut at the limit. Scored as beam search scores them; best first.
-std::vector<Hypothesis> enumerate_outputs(Seq2Seq& model, const at::Tensor& src, int64_t vocab,
-                                          int64_t limit, double alpha) {
-  std::vector<Hypothesis> all;
-  std::vector<std::pair<std::vector<int64_t>, double>> prefixes = {{{}, 0.0}};
-  while (!prefixes.empty()) {
-    auto [tokens, log_prob] = prefixes.back();
-    prefixes.pop_back();
-    std::vector<int64_t> input = {kBosId};
-    input.insert(input.end(), tokens.begin(), tokens.end());
-    const auto next = reference_next(model, src, input);
-    const auto length = static_cast<int64_t>(tokens.size());
-    const double with_eos = log_prob + next[kEosId].item<double>();
-    all.push_back({tokens, with_eos, with_eos / gnmt_length_penalty(length + 1, alpha)});
-    for (int64_t token = 0; token < vocab; ++token) {
-      if (token == kPadId || token == kBosId || token == kEosId) continue;
-      auto longer = tokens;
-      longer.push_back(token);
-      const double lp = log_prob + next[token].item<double>();
-      if (length + 1 == limit) {  // cut at the limit, without eos
-        all.push_back({longer, lp, lp / gnmt_length_penalty(length + 1, alpha)});
-      } else {
-        prefixes.emplace_back(longer, lp);
-      }
-    }
-  }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
-  return all;
-}
-
 // A vocabulary of 6 (pad, unk, bos, eos and two words: unk is a valid output) and outputs of at
 // most 3 tokens: 40 possible outputs, all enumerated. A beam of 36 holds every candidate at
 // every step (9 live prefixes × 4 valid tokens), so the n-best list must be the true top 6 in
@@ -143,7 +110,8 @@ TEST(BeamSearch, NbestIsTheExhaustiveTopKOnAModelSmallEnoughToEnumerate) {
   config.length_penalty = 1.5;
   const int64_t limit = max_output_length(model, 2, config);
   ASSERT_EQ(limit, 3);
-  const auto all = enumerate_outputs(model, src, kTinyVocab, limit, config.length_penalty);
+  const auto all =
+      exhaustive_outputs(model_next(model, src), kTinyVocab, limit, config.length_penalty);
   ASSERT_EQ(all.size(), 40u);
   const auto beam = beam_search(model, src, config)[0];
   ASSERT_EQ(beam.size(), 6u);

@@ -65,6 +65,7 @@ void expect_scores_of(const nlohmann::json& entry, const fs::path& data_dir,
                       const std::string& split, const std::vector<std::string>& hyps) {
   EXPECT_EQ(entry["test_set"], split);
   EXPECT_EQ(entry["beam"], 2);
+  EXPECT_EQ(entry["early_stopping"], false);
   EXPECT_EQ(entry["sentences"], hyps.size());
   const auto refs = read_lines(data_dir / (split + ".de"));
   const double bleu = corpus_bleu(hyps, refs).score, chrf = corpus_chrf(hyps, refs).score;

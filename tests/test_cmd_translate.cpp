@@ -79,5 +79,29 @@ TEST(CmdTranslate, SamplingNbestDoesNotWidenTheUnusedBeam) {
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1001);
 }
 
+TEST(CmdTranslate, EarlyStoppingFlagReachesTheSearchAndABadValueNamesIt) {
+  const auto dir = test::temp_dir("translate_cli_early_stopping");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  const std::string translate =
+      "translate --device cpu --beam 4 --length-penalty 2 --checkpoint " + (dir / "m.pt").string();
+  auto config = test::fixture_config().decode;
+  config.beam = 4;
+  config.length_penalty = 2.0;
+  for (const char* flag : {" --early-stopping", " --early-stopping=false"}) {
+    config.early_stopping = std::string(flag) == " --early-stopping";
+    const auto run = run_nmt(translate + flag, "a dog .\na man .\n", dir);
+    EXPECT_EQ(run.code, 0) << run.err;
+    Translator translator(model, test::fixture_tokenizer(), config, at::kCPU);
+    const auto expected = translator.translate({"a dog .", "a man ."});
+    EXPECT_EQ(run.out, expected[0].best() + "\n" + expected[1].best() + "\n") << flag;
+  }
+  const auto bad = run_nmt(translate + " --early-stopping=yes", "a dog .\n", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "error: --early-stopping = 'yes' is not valid: use --early-stopping (true), "
+            "--early-stopping=true or --early-stopping=false\n");
+}
+
 }  // namespace
 }  // namespace nmt

@@ -92,6 +92,7 @@ nlohmann::json every_field_changed() {
             {"length_penalty", 1.2},
             {"max_len_offset", 20},
             {"batch_tokens", 2000},
+            {"early_stopping", true},
             {"mbr", 3},
             {"mbr_metric", "chrf"},
             {"sample", 5},
@@ -116,7 +117,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 77u);
+  EXPECT_EQ(keys, 78u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -263,6 +264,15 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   EXPECT_EQ(plain.mbr, 0);
   EXPECT_EQ(plain.sample, 0);
   EXPECT_NO_THROW(plain.validate());
+}
+
+TEST(Config, EarlyStoppingIsOffByDefaultAndABoolean) {
+  Config config;
+  EXPECT_FALSE(config.decode.early_stopping);  // exact beam search
+  apply_overrides(config, {"decode.early_stopping=true"});
+  EXPECT_TRUE(config.decode.early_stopping);
+  test::expect_error([&] { apply_overrides(config, {"decode.early_stopping=yes"}); },
+                     "decode.early_stopping: expected true or false, got string \"yes\"");
 }
 
 TEST(Config, OverridesParseValuesAndBareStrings) {

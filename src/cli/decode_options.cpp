@@ -8,6 +8,19 @@
 
 namespace nmt::cli {
 
+namespace {
+
+/// The value of a flag that is on alone (--flag) and takes =true or =false; else an nmt::Error
+/// naming the flag (cxxopts' own bool parsing would not name it).
+bool true_or_false(const std::string& flag, const std::string& value) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  throw Error(flag + " = '" + value + "' is not valid: use " + flag + " (true), " + flag +
+              "=true or " + flag + "=false");
+}
+
+}  // namespace
+
 void add_decode_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("model")
@@ -19,25 +32,29 @@ void add_decode_options(cxxopts::Options& options) {
       ("precision", "fp32 | bf16 (autocast matmuls) | auto (bf16 on CPU, fp32 on CUDA)",
        cxxopts::value<std::string>()->default_value("fp32"));
   // clang-format on
-  options.add_options("decoding (defaults: the checkpoint's decode section)")(
-      "beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")(
-      "nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")(
-      "length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")(
-      "max-len", "output limit: source length + N pieces (decode.max_len_offset)",
-      cxxopts::value<int64_t>(),
-      "N")("batch-tokens",
-           "token budget per decoding batch: sources x beam (or samples) x longest source "
-           "(decode.batch_tokens)",
-           cxxopts::value<int64_t>(),
-           "N")("mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
-                cxxopts::value<int64_t>(), "N")(
-      "mbr-metric", "MBR utility: bleu | chrf (sentence-level)", cxxopts::value<std::string>(),
-      "M")("sample",
-           "draw N translations per input by epsilon sampling instead of beam search "
-           "(with --mbr M: MBR over the M most probable, against all N draws)",
-           cxxopts::value<int64_t>(), "N")(
-      "epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
-      cxxopts::value<double>(), "E")("seed", "sampling seed", cxxopts::value<int64_t>(), "S");
+  // clang-format off
+  options.add_options("decoding (defaults: the checkpoint's decode section)")
+      ("beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")
+      ("nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")
+      ("length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")
+      ("max-len", "output limit: source length + N pieces (decode.max_len_offset)",
+       cxxopts::value<int64_t>(), "N")
+      ("batch-tokens", "token budget per decoding batch: sources x beam (or samples) x "
+       "longest source (decode.batch_tokens)", cxxopts::value<int64_t>(), "N")
+      ("early-stopping", "beam search: stop a sentence once no live hypothesis can beat its "
+       "finished ones at its current length (faster, not exact; =false: exact search)",
+       cxxopts::value<std::string>()->implicit_value("true"), "true|false")
+      ("mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
+       cxxopts::value<int64_t>(), "N")
+      ("mbr-metric", "MBR utility: bleu | chrf (sentence-level)", cxxopts::value<std::string>(),
+       "M")
+      ("sample", "draw N translations per input by epsilon sampling instead of beam search "
+       "(with --mbr M: MBR over the M most probable, against all N draws)",
+       cxxopts::value<int64_t>(), "N")
+      ("epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
+       cxxopts::value<double>(), "E")
+      ("seed", "sampling seed", cxxopts::value<int64_t>(), "S");
+  // clang-format on
 }
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
@@ -54,6 +71,10 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
   if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
   if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
   if (args.count("batch-tokens")) base.batch_tokens = args["batch-tokens"].as<int64_t>();
+  if (args.count("early-stopping")) {
+    base.early_stopping =
+        true_or_false("--early-stopping", args["early-stopping"].as<std::string>());
+  }
   if (!args.count("beam")) base.widen_beam_to_candidates();
   base.validate();
   return base;
@@ -70,6 +91,9 @@ std::string describe_search(const DecodeConfig& decode) {
                   decode.length_penalty);
   }
   std::string description = text;
+  if (decode.sample == 0 && decode.beam > 1 && decode.early_stopping) {
+    description += ", early stopping";
+  }
   if (decode.mbr > 0) {
     description += ", MBR " + std::string(choice_name(decode.mbr_metric)) + " over " +
                    std::to_string(decode.mbr);

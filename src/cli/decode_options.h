@@ -18,15 +18,16 @@
 namespace nmt::cli {
 
 /// Adds --checkpoint, --device, --threads, --precision and the decoding options --beam, --nbest,
-/// --length-penalty, --max-len, --batch-tokens, --mbr, --mbr-metric, --sample, --epsilon, --seed.
+/// --length-penalty, --max-len, --batch-tokens, --early-stopping, --mbr, --mbr-metric, --sample,
+/// --epsilon, --seed.
 void add_decode_options(cxxopts::Options& options);
 
 /// `base` (a checkpoint's decode section) with the decoding options given on the command line;
 /// without --beam, DecodeConfig::widen_beam_to_candidates. Validated.
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args);
 
-/// The search in words, for reports: "beam 5, alpha 2.00", "32 samples, epsilon 0.02, seed 1",
-/// either followed by ", MBR chrf over N" when decode.mbr is on.
+/// The search in words, for reports: "beam 5, alpha 2.00" (", early stopping" when on), "32
+/// samples, epsilon 0.02, seed 1", either followed by ", MBR chrf over N" when decode.mbr is on.
 std::string describe_search(const DecodeConfig& decode);
 
 /// A checkpoint loaded as the options say, with a Translator over it.

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -273,6 +275,11 @@ struct DecodeConfig {
   /// sources at once, not more memory. A source too long for the budget on its own is decoded
   /// alone. Teacher-forced losses (validation, evaluate) batch by it with one row per pair.
   int64_t batch_tokens = 4096;
+  /// Beam search stops a sentence once no live hypothesis can beat its nbest-th best finished
+  /// score (or once `beam` have finished). false: exact, at any length up to the output limit.
+  /// true: early, at the hypothesis' next length only (Hugging Face's early_stopping=False
+  /// bound): faster, but a longer hypothesis that only the length penalty favours can be lost.
+  bool early_stopping = false;
   /// Minimum Bayes risk decoding (decode/mbr.h): the beam's `mbr` best hypotheses are the
   /// candidates and pseudo-references, the output is the one with the highest expected
   /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
@@ -292,6 +299,7 @@ struct DecodeConfig {
   void fields(F&& f) {
     f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
     f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
+    f("early_stopping", early_stopping);
     f("mbr", mbr), f("mbr_metric", mbr_metric);
     f("sample", sample), f("epsilon", epsilon), f("seed", seed);
   }

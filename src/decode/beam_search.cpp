@@ -15,6 +15,8 @@
 namespace nmt {
 namespace {
 
+using detail::LiveBeams;
+
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 /// A sentence still being searched.
@@ -22,14 +24,6 @@ struct SentenceSearch {
   int64_t row = 0;    ///< input row
   int64_t limit = 0;  ///< output length limit (eos excluded)
   std::vector<Hypothesis> finished;
-};
-
-/// The live hypotheses, `beam` rows per sentence still searched (CPU side of the cache).
-struct LiveBeams {
-  std::vector<std::vector<int64_t>> tokens;  ///< tokens so far, without bos
-  std::vector<double> log_probs;             ///< -inf for unused rows
-  std::vector<int64_t> origin;               ///< row of the previous step it extends
-  std::vector<int64_t> next_token;           ///< token fed at the next step
 };
 
 /// One sentence's candidates, best first: live row first_row + ids[c] / vocab extended by token
@@ -165,15 +159,22 @@ class BeamBook {
     for (const auto& h : s.finished) scores.push_back(h.score);
     std::nth_element(scores.begin(), scores.begin() + (config_.nbest - 1), scores.end(),
                      std::greater<double>());
-    // Log-probs are <= 0 and only fall as a hypothesis grows, so the best score a live one can
-    // reach is its log-prob over the largest penalty among the lengths it can still have.
     const auto length = static_cast<int64_t>(next.tokens[first].size());
-    const double alpha = config_.length_penalty;
-    const double lp_max =
-        std::max(gnmt_length_penalty(length + 1, alpha), gnmt_length_penalty(s.limit + 1, alpha));
     const double best_live = *std::max_element(
         next.log_probs.begin() + static_cast<std::ptrdiff_t>(first), next.log_probs.end());
-    return scores[config_.nbest - 1] >= best_live / lp_max;
+    return scores[config_.nbest - 1] >= best_live / bound_penalty(length, s.limit);
+  }
+
+  /// The penalty that bounds the score a live hypothesis of `length` tokens (eos excluded) can
+  /// still reach: log-probs are <= 0 and only fall as it grows, so its best score is its
+  /// log-prob over the largest penalty among the lengths it may still have (exact search: up to
+  /// the limit). Early stopping takes the penalty of the next length only, as if it ended now:
+  /// a longer hypothesis that only the penalty would lift above the finished ones is given up.
+  double bound_penalty(int64_t length, int64_t limit) const {
+    const double alpha = config_.length_penalty;
+    const double now = gnmt_length_penalty(length + 1, alpha);
+    if (config_.early_stopping) return now;
+    return std::max(now, gnmt_length_penalty(limit + 1, alpha));
   }
 
   /// Pads rows [first, end) of `next` to `beam` rows with unused (-inf) hypotheses.
@@ -194,32 +195,45 @@ class BeamBook {
 
 }  // namespace
 
+namespace detail {
+
+std::vector<std::vector<Hypothesis>> beam_search_steps(const std::vector<int64_t>& limits,
+                                                       const DecodeConfig& config,
+                                                       const NextLogProbs& next) {
+  BeamBook book(limits, config);
+  while (!book.empty()) {
+    const auto log_probs = next(book.live());  // [rows, vocab]
+    book.advance(top_candidates(log_probs, book.live().log_probs, config.beam));
+  }
+  return book.take_results();
+}
+
+}  // namespace detail
+
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tensor& src,
                                                  const DecodeConfig& config) {
   config.validate();
   if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
-  const int64_t beam = config.beam;
-  BeamBook book(detail::output_limits(model, src, config), config);
   auto src_mask = model->make_src_mask(src);  // [batch, 1, 1, src_len]
   auto cache = model->decoder->start(model->encode(src, src_mask));
   const auto expand = at::arange(src.size(0), src.options().dtype(at::kLong))
-                          .repeat_interleave(beam);  // [batch * beam]
+                          .repeat_interleave(config.beam);  // [batch * beam]
   cache.select(expand);
   src_mask = src_mask.index_select(0, expand);  // [batch * beam, 1, 1, src_len]
-  auto tokens = at::full({src.size(0) * beam, 1}, kBosId, src.options().dtype(at::kLong));
-  while (!book.empty()) {
-    const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);  // [rows, V]
-    book.advance(top_candidates(log_probs, book.live().log_probs, beam));
-    if (book.empty()) break;
-    // Reorder (and shrink) the cache: live row r continues previous row origin[r].
-    const auto index = detail::index_tensor(book.live().origin, src.device());  // [rows']
-    cache.select(index);
-    src_mask = src_mask.index_select(0, index);
-    tokens = detail::index_tensor(book.live().next_token, src.device()).unsqueeze(1);
-  }
-  return book.take_results();
+  auto tokens = at::full({src.size(0) * config.beam, 1}, kBosId, src.options().dtype(at::kLong));
+  const auto next = [&](const LiveBeams& live) {
+    if (!live.origin.empty()) {
+      // Reorder (and shrink) the cache: live row r continues previous row origin[r].
+      const auto index = detail::index_tensor(live.origin, src.device());  // [rows']
+      cache.select(index);
+      src_mask = src_mask.index_select(0, index);
+      tokens = detail::index_tensor(live.next_token, src.device()).unsqueeze(1);
+    }
+    return detail::next_log_probs(model, tokens, cache, src_mask);  // [rows, V]
+  };
+  return detail::beam_search_steps(detail::output_limits(model, src, config), config, next);
 }
 
 }  // namespace nmt

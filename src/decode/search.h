@@ -52,7 +52,9 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
 /// reordered (and finished sentences dropped) with DecoderCache::select. An eos among the top
 /// `beam` candidates finishes that hypothesis (score = log_prob / lp). A sentence is done when
 /// `beam` hypotheses have finished, or when its nbest-th best finished score cannot be beaten by
-/// any live hypothesis (log-probs only fall; the penalty is bounded by the length limit).
+/// any live hypothesis: at any length up to the limit (log-probs only fall; the penalty is
+/// bounded by the limit's), or with config.early_stopping at its current length (the penalty
+/// of its next length), which stops sooner but may miss a longer hypothesis the penalty favours.
 /// Returns, per row, the config.nbest best hypotheses, best first. beam = 1 equals greedy.
 std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tensor& src,
                                                  const DecodeConfig& config);

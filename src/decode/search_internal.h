@@ -6,6 +6,7 @@
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/config.h"
@@ -56,6 +57,27 @@ at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache
 void advance_rows(std::vector<Hypothesis>& hypotheses, std::vector<int64_t>& rows,
                   const std::vector<int64_t>& limits, at::Tensor& ids, const at::Tensor& log_probs,
                   DecoderCache& cache, at::Tensor& src_mask);
+
+/// The live hypotheses of a beam search, `beam` rows per sentence still searched (the CPU side
+/// of the decoder cache). Row r extends row origin[r] of the previous step by next_token[r].
+struct LiveBeams {
+  std::vector<std::vector<int64_t>> tokens;  ///< tokens so far, without bos
+  std::vector<double> log_probs;             ///< -inf for unused rows
+  std::vector<int64_t> origin;               ///< row of the previous step it extends
+  std::vector<int64_t> next_token;           ///< token fed at the next step
+};
+
+/// The next-token log-probabilities of every row of `live`, [rows, vocab] (pad and bos -inf, as
+/// output_log_probs gives them). The first call has `beam` empty rows per sentence and no
+/// origin; each later one follows one step of the search.
+using NextLogProbs = std::function<at::Tensor(const LiveBeams& live)>;
+
+/// beam_search (search.h) over a step function instead of a model, with `limits` the output
+/// length limit of each sentence. A step function that scripts the log-probs directly lets tests
+/// build the cases that decide when the search may stop.
+std::vector<std::vector<Hypothesis>> beam_search_steps(const std::vector<int64_t>& limits,
+                                                       const DecodeConfig& config,
+                                                       const NextLogProbs& next);
 
 /// A CPU int64 vector as an index tensor on `device`.
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device);
