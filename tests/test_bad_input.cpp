@@ -107,6 +107,11 @@ std::string message_line(const std::string& output, const std::string& message, 
     for (size_t at; (at = line.find(d.string())) != std::string::npos;) {
       line.replace(at, d.string().size(), "{d}");
     }
+    // No machine's paths in docs/errors.md: the source tree is written as "nmt/".
+    const std::string source = std::string(NMT_SOURCE_DIR) + "/";
+    for (size_t at; (at = line.find(source)) != std::string::npos;) {
+      line.replace(at, source.size(), "nmt/");
+    }
     return line.size() > 300 ? line.substr(0, 300) + "..." : line;
   }
   return "";

@@ -32,7 +32,8 @@ int run_train(int argc, char** argv) {
       argv[0],
       "Train a Transformer translation model.\n\n"
       "  nmt train --config configs/multi30k_en_de.json\n"
-      "  nmt train --resume checkpoints/multi30k_en_de --set train.max_epochs=30\n"
+      "  nmt train --resume checkpoints/multi30k_en_de --set train.max_minutes=90\n"
+      "  nmt train --config base.json --config mine.json   (mine.json overrides base.json)\n"
       "  nmt train --config my_domain.json --init-from checkpoints/multi30k_en_de\n"
       "  nmt train --config configs/multi30k_en_de.json --set train.name=x --print-config\n");
   add_config_options(options);
