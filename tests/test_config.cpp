@@ -46,6 +46,7 @@ nlohmann::json every_field_changed() {
             {"joint_vocab", false},
             {"character_coverage", 0.9995},
             {"spm_sentences", 5000},
+            {"spm_characters", 70000},
             {"max_len", 50},
             {"batch_tokens", 1000},
             {"pool_batches", 7},
@@ -116,7 +117,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 77u);
+  EXPECT_EQ(keys, 78u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -175,6 +176,9 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"data.spm_sentences=0"}); },
                      "data.spm_sentences = 0 is out of range: must be >= 1");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"data.spm_characters=-5"}); },
+                     "data.spm_characters = -5 is out of range: must be >= 1");
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"data.subword_alpha=1.5"}); },
                      "data.subword_alpha = 1.5 is out of range: must be in [0, 1]");
