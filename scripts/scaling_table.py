@@ -21,9 +21,12 @@ RESULTS = ROOT / "docs" / "results" / "scaling"
 BEGIN, END = "<!-- scaling:begin -->", "<!-- scaling:end -->"
 
 
-def pairs(r):  # runs before --long have no "joined": their corpora joined half of the lines
-    long_lines = r.get("joined", 0.5) == 1
-    return f"{r['pairs_kept']:,}" + (" (long lines)" if long_lines else "")
+def long_lines(r):  # runs before --long have no "joined": their corpora joined half of the lines
+    return r.get("joined", 0.5) == 1
+
+
+def pairs(r):
+    return f"{r['pairs_kept']:,}" + (" (long lines)" if long_lines(r) else "")
 
 
 def characters(r):  # runs before data.spm_characters do not report the sample's characters
@@ -52,7 +55,7 @@ COLUMNS = [
 
 def table(files):
     rows = sorted((json.loads(Path(f).read_text()) for f in files),
-                  key=lambda r: (r["pairs_kept"], r.get("joined", 0.5)))
+                  key=lambda r: (long_lines(r), r["pairs_kept"]))
     if not rows:
         return ("No measurements yet: run `scripts/bench_scaling.sh`, then "
                 "`scripts/scaling_table.py --write`.\n")
