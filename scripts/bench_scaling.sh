@@ -9,9 +9,10 @@
 #      the corpus itself): start-up, time to the first step, peak RSS, target tokens/s;
 #   4. the same in a new run directory holding the tokenizer and the encoded file (it maps it).
 # One JSON per N goes to OUT (scaling_<N>.json); scripts/scaling_table.py --write renders the
-# table in docs/scaling.md from them.
+# table in docs/scaling.md from them. --long makes the synthetic corpora of long lines only (two
+# Multi30k pairs joined on every line: make_big_corpus.py --joined 1), named <N>_long.
 # Usage: scripts/bench_scaling.sh [--nmt build/nmt] [--work /tmp/nmt_scaling]
-#          [--out docs/results/scaling] [--source data/multi30k] [--steps 40] [N ...]
+#          [--out docs/results/scaling] [--source data/multi30k] [--steps 40] [--long] [N ...]
 #        N: 29k (Multi30k) or a pair count such as 50k, 1M, 5M (default: 29k 1M 5M)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,8 @@ work=/tmp/nmt_scaling
 out=$root/docs/results/scaling
 source=$root/data/multi30k
 steps=40
+joined=0.5 # make_big_corpus.py's default: half the lines join two pairs
+suffix=""
 sizes=()
 while (($#)); do
   case $1 in
@@ -28,7 +31,8 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --source) source=$(realpath "$2"); shift 2 ;;
     --steps) steps=$2; shift 2 ;;
-    -h|--help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --long) joined=1; suffix=_long; shift ;;
+    -h|--help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) sizes+=("$1"); shift ;;
   esac
 done
@@ -48,13 +52,15 @@ timed() {  # LOG COMMAND...: runs COMMAND under /usr/bin/time -v, all output int
   /usr/bin/time -v "$@" >"$log" 2>&1 || { echo "failed: $*"; tail -5 "$log"; exit 1; }
 }
 
-for n in "${sizes[@]}"; do
-  if [[ $n == 29k ]]; then
+for size in "${sizes[@]}"; do
+  if [[ $size == 29k ]]; then
+    n=$size
     data=$source
   else
+    n=$size$suffix
     data=$work/corpus_$n
-    [[ -f $data/train.en ]] || "$root/scripts/make_big_corpus.py" --pairs "$n" --out "$data" \
-      --source "$source"
+    [[ -f $data/train.en ]] || "$root/scripts/make_big_corpus.py" --pairs "$size" --out "$data" \
+      --source "$source" --joined "$joined"
   fi
   run=$work/run_$n
   rm -rf "$run" "$run.nofile" "$run.file"
@@ -70,9 +76,10 @@ for n in "${sizes[@]}"; do
   echo "== $n: nmt train, $steps steps, with the encoded file"
   timed "$work/train_file_$n.log" "$nmt" train "${common[@]}" --set data.dir="$data" \
     --set train.run_dir="$run.file" --set train.max_steps="$steps"
-  python3 - "$n" "$work" "$run/train.corpus" "$out/scaling_$n.json" "$steps" <<'PY'
+  [[ $size == 29k ]] && joined_here=0 || joined_here=$joined
+  python3 - "$n" "$work" "$run/train.corpus" "$out/scaling_$n.json" "$steps" "$joined_here" <<'PY'
 import datetime, json, os, re, socket, subprocess, sys
-n, work, corpus_file, out, steps = sys.argv[1:]
+n, work, corpus_file, out, steps, joined = sys.argv[1:]
 
 def text(name):
     return open(os.path.join(work, f"{name}_{n}.log"), encoding="utf-8").read()
@@ -102,10 +109,12 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 result = {
     "pairs": n,
+    "joined": float(joined),
     "pairs_read": int(number(r"(\d+) pairs read", prepare)),
     "pairs_kept": int(number(r"pairs read, (\d+) kept", prepare)),
     "spm_lines": int(number(r"trained on \d+ of (\d+) lines", prepare)),
     "spm_sampled": int(number(r"trained on (\d+) of", prepare)),
+    "spm_characters": int(number(r"(\d+) characters per model", prepare)),
     "spm_threads": int(number(r"on (\d+) thread", prepare)),
     "tokenizer_sample_s": number(r"reading and sampling ([\d.]+) s", prepare),
     "tokenizer_train_s": number(r"SentencePiece training ([\d.]+) s", prepare),

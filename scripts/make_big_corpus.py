@@ -4,14 +4,15 @@
 
 Usage:
   scripts/make_big_corpus.py --pairs 1M --out /tmp/big1m [--source data/multi30k]
-                             [--src en --tgt de] [--seed 1]
+                             [--src en --tgt de] [--seed 1] [--joined 0.5]
 
 Writes <out>/train.<src> and <out>/train.<tgt> (plain text, N lines each) and copies every other
 file of the source folder (val, test sets) there, so `--set data.dir=<out>` trains on it with any
 Multi30k config. Pair k is, with a generator seeded by --seed (the same N and seed give the same
-files on every machine): half of the time one random Multi30k pair, otherwise two random pairs
-joined side by side ("a b" ||| "a' b'"), which stays a translation and gives longer sentences.
-N may carry a k or M suffix (29k, 1M, 5M)."""
+files on every machine): with probability --joined (default 0.5) two random Multi30k pairs
+joined side by side ("a b" ||| "a' b'"), which stays a translation and gives longer sentences,
+otherwise one random pair. --joined 1 gives long lines only (two captions, about 25 words, per
+line). N may carry a k or M suffix (29k, 1M, 5M)."""
 
 import argparse
 import gzip
@@ -49,7 +50,11 @@ def main():
     parser.add_argument("--src", default="en")
     parser.add_argument("--tgt", default="de")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--joined", type=float, default=0.5,
+                        help="the fraction of lines that join two pairs (0..1)")
     args = parser.parse_args()
+    if not 0 <= args.joined <= 1:
+        sys.exit(f"error: --joined {args.joined}: must be in [0, 1]")
     src = read_lines(args.source, "train", args.src)
     tgt = read_lines(args.source, "train", args.tgt)
     if len(src) != len(tgt) or not src:
@@ -63,7 +68,7 @@ def main():
             open(args.out / f"train.{args.tgt}", "w", encoding="utf-8") as out_tgt:
         for _ in range(args.pairs):
             s, t = pairs[rng.randrange(n)]
-            if rng.random() < 0.5:
+            if rng.random() < args.joined:
                 s2, t2 = pairs[rng.randrange(n)]
                 s, t = s + " " + s2, t + " " + t2
             out_src.write(s + "\n")

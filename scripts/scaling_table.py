@@ -19,9 +19,24 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "scaling.md"
 RESULTS = ROOT / "docs" / "results" / "scaling"
 BEGIN, END = "<!-- scaling:begin -->", "<!-- scaling:end -->"
+
+
+def long_lines(r):  # runs before --long have no "joined": their corpora joined half of the lines
+    return r.get("joined", 0.5) == 1
+
+
+def pairs(r):
+    return f"{r['pairs_kept']:,}" + (" (long lines)" if long_lines(r) else "")
+
+
+def characters(r):  # runs before data.spm_characters do not report the sample's characters
+    return f"{r['spm_characters'] / 1e6:.1f}" if "spm_characters" in r else "-"
+
+
 COLUMNS = [
-    ("pairs (kept)", lambda r: f"{r['pairs_kept']:,}"),
+    ("pairs (kept)", pairs),
     ("SentencePiece lines (sampled / read)", lambda r: f"{r['spm_sampled']:,} / {r['spm_lines']:,}"),
+    ("SentencePiece M characters", characters),
     ("sampling s", lambda r: f"{r['tokenizer_sample_s']:.1f}"),
     ("SentencePiece s (threads)", lambda r: f"{r['tokenizer_train_s']:.1f} ({r['spm_threads']})"),
     ("encoding s", lambda r: f"{r['encode_s']:.1f}"),
@@ -39,16 +54,20 @@ COLUMNS = [
 
 
 def table(files):
-    rows = sorted((json.loads(Path(f).read_text()) for f in files), key=lambda r: r["pairs_kept"])
+    rows = sorted((json.loads(Path(f).read_text()) for f in files),
+                  key=lambda r: (long_lines(r), r["pairs_kept"]))
     if not rows:
         return ("No measurements yet: run `scripts/bench_scaling.sh`, then "
                 "`scripts/scaling_table.py --write`.\n")
     lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
              "|" + "|".join(" --- " for _ in COLUMNS) + "|"]
     lines += ["| " + " | ".join(cell(r) for _, cell in COLUMNS) + " |" for r in rows]
-    hosts = sorted({f"{r['cpu']} ({r['cores']} cores), commit {r['commit']}, {r['date']}"
-                    for r in rows})
-    return "\n".join(lines) + "\n\nMeasured on " + "; ".join(hosts) + ".\n"
+    hosts = {}  # each host, commit and date, with the rows measured there
+    for r in rows:
+        host = f"{r['cpu']} ({r['cores']} cores), commit {r['commit']}, {r['date']}"
+        hosts.setdefault(host, []).append(r["pairs"])
+    measured = [f"{host} ({', '.join(names)})" for host, names in sorted(hosts.items())]
+    return "\n".join(lines) + "\n\nMeasured on " + "; ".join(measured) + ".\n"
 
 
 def replaced(doc, body):

@@ -46,6 +46,7 @@ nlohmann::json every_field_changed() {
             {"joint_vocab", false},
             {"character_coverage", 0.9995},
             {"spm_sentences", 5000},
+            {"spm_characters", 70000},
             {"max_len", 50},
             {"batch_tokens", 1000},
             {"pool_batches", 7},
@@ -209,6 +210,9 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"data.spm_sentences=0"}); },
                      "data.spm_sentences = 0 is out of range: must be >= 1");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"data.spm_characters=-5"}); },
+                     "data.spm_characters = -5 is out of range: must be >= 1");
   config = Config();
   test::expect_error([&] { apply_overrides(config, {"data.subword_alpha=1.5"}); },
                      "data.subword_alpha = 1.5 is out of range: must be in [0, 1]");

@@ -1,12 +1,15 @@
 // data/spm_sample.cpp: the sample SentencePiece trains on is bounded by data.spm_sentences
-// (sentences per model: lines for separate models, half as many for a joint one),
-// deterministic in data.seed, drawn from every corpus, and every line in order when it fits.
+// (sentences per model: lines for separate models, half as many for a joint one) and by
+// data.spm_characters (characters per model), deterministic in data.seed, drawn from every
+// corpus, and every line in order when it fits.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/config.h"
 #include "corpus_test_util.h"
 #include "data/corpus.h"
 #include "data/dataset.h"
@@ -25,6 +28,30 @@ std::vector<std::string> trimmed(const std::vector<std::string>& lines) {
     if (!t.empty()) out.push_back(std::move(t));
   }
   return out;
+}
+
+/// Unicode characters of UTF-8 `lines`, counted here by decoding (independently of nmt's count).
+size_t characters(const std::vector<std::string>& lines) {
+  size_t n = 0;
+  for (const auto& line : lines) {
+    for (size_t i = 0; i < line.size(); ++n) {
+      const auto c = static_cast<unsigned char>(line[i]);
+      i += c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    }
+  }
+  return n;
+}
+
+/// `sample`'s lines are lines of `corpus`, in its order, with their two sides together.
+void expect_lines_of(const ParallelText& corpus, const SpmSample& sample) {
+  const auto src = trimmed(corpus.src), tgt = trimmed(corpus.tgt);
+  ASSERT_EQ(sample.src.size(), sample.tgt.size());
+  size_t at = 0;
+  for (size_t i = 0; i < sample.src.size(); ++i, ++at) {
+    while (at < src.size() && src[at] != sample.src[i]) ++at;
+    ASSERT_LT(at, src.size()) << sample.src[i];
+    EXPECT_EQ(tgt[at], sample.tgt[i]);
+  }
 }
 
 TEST(SpmSample, EveryLineInCorpusOrderWhenTheCorporaFit) {
@@ -71,14 +98,7 @@ TEST(SpmSample, BoundedBySpmSentencesAndDeterministicInTheSeed) {
   EXPECT_NE(sample_spm_sentences(data).src, sample.src);
   // A sample of the corpus's lines, in corpus order, pairs kept together.
   const fs::path fixtures = NMT_FIXTURES_DIR;
-  const ParallelText text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
-  const auto src = trimmed(text.src), tgt = trimmed(text.tgt);
-  size_t at = 0;
-  for (size_t i = 0; i < sample.src.size(); ++i) {
-    while (at < src.size() && src[at] != sample.src[i]) ++at;
-    ASSERT_LT(at, src.size()) << sample.src[i];
-    EXPECT_EQ(tgt[at], sample.tgt[i]);
-  }
+  expect_lines_of(read_parallel(fixtures / "tiny.en", fixtures / "tiny.de"), sample);
   bool trained = false;
   TokenizerReport report;
   data.seed = 1;
@@ -86,6 +106,59 @@ TEST(SpmSample, BoundedBySpmSentencesAndDeterministicInTheSeed) {
   EXPECT_EQ(report.lines, 400u);
   EXPECT_EQ(report.sampled, 50u);
   EXPECT_EQ(report.sentences, 100u);
+}
+
+TEST(SpmSample, BoundedByCharactersAsWellAsSentences) {
+  // SentencePiece's memory grows with the characters it trains on (docs/scaling.md), so long
+  // lines must not fill the sentence bound: data.spm_characters bounds each model's characters.
+  const test::TempDir dir("spm_characters");
+  Config config = test::tiny_config(dir / "run");
+  EXPECT_NO_THROW(apply_overrides(config, {"data.spm_characters=4000"}));
+  DataConfig& data = config.data;
+  ASSERT_TRUE(data.joint_vocab);
+  const fs::path fixtures = NMT_FIXTURES_DIR;
+  const ParallelText text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
+  size_t longest = 0;  // the characters of the longest line, both sides
+  for (size_t i = 0; i < text.size(); ++i)
+    longest =
+        std::max(longest, characters({trim_sentence(text.src[i]), trim_sentence(text.tgt[i])}));
+  // One joint model: both sides of its lines count, up to the bound and no further.
+  const SpmSample sample = sample_spm_sentences(data);
+  const size_t joint = characters(sample.src) + characters(sample.tgt);
+  EXPECT_EQ(sample.lines, 400u);
+  EXPECT_LE(joint, 4000u);
+  EXPECT_GT(joint + longest, 4000u);
+  EXPECT_EQ(sample.sampled, sample.src.size());
+  expect_lines_of(text, sample);
+  const SpmSample again = sample_spm_sentences(data);
+  EXPECT_EQ(again.src, sample.src);
+  EXPECT_EQ(again.tgt, sample.tgt);
+  data.seed = 2;
+  EXPECT_NE(sample_spm_sentences(data).src, sample.src);
+  // Separate models: each side up to the bound, so about twice the lines.
+  data.seed = 1;
+  data.joint_vocab = false;
+  const SpmSample separate = sample_spm_sentences(data);
+  EXPECT_LE(characters(separate.src), 4000u);
+  EXPECT_LE(characters(separate.tgt), 4000u);
+  EXPECT_GT(std::max(characters(separate.src), characters(separate.tgt)) + longest, 4000u);
+  EXPECT_GT(separate.sampled, sample.sampled);
+  expect_lines_of(text, separate);
+  // What nmt prepare reports: the sentences and characters of the (larger) model.
+  EXPECT_EQ(separate.sentences, separate.sampled);
+  EXPECT_EQ(separate.characters, std::max(characters(separate.src), characters(separate.tgt)));
+  data.joint_vocab = true;
+  bool trained = false;
+  TokenizerReport report;
+  prepare_tokenizer(data, dir / "run", &trained, &report);
+  EXPECT_EQ(report.sampled, sample.sampled);
+  EXPECT_EQ(report.sentences, 2 * sample.sampled);
+  EXPECT_EQ(report.characters, joint);
+  // A bound below the line drawn first leaves SentencePiece nothing: an error naming the key.
+  data.spm_characters = 10;
+  test::expect_error([&] { sample_spm_sentences(data); },
+                     "data.spm_characters = 10 leaves SentencePiece no sentence: the first line "
+                     "drawn has ");
 }
 
 TEST(SpmSample, DrawsAcrossAllCorpora) {

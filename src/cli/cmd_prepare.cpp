@@ -47,12 +47,13 @@ void print_tokenizer(const Tokenizer& tokenizer, const DataConfig& data,
       static_cast<long long>(tokenizer.tgt_vocab_size()), seconds);
   if (!report.trained) return;
   std::printf(
-      "  trained on %zu of %zu lines (%s; %zu sentences per model at most, "
-      "data.spm_sentences=%lld): reading and sampling %.2f s, SentencePiece training %.2f s on "
-      "%lld thread(s)\n",
+      "  trained on %zu of %zu lines (%s; %zu sentences and %zu characters per model at most; "
+      "bounds data.spm_sentences=%lld, data.spm_characters=%lld): reading and sampling %.2f s, "
+      "SentencePiece training %.2f s on %lld thread(s)\n",
       report.sampled, report.lines, report.sampled < report.lines ? "a sample" : "every line",
-      report.sentences, static_cast<long long>(data.spm_sentences), report.read_seconds,
-      report.train_seconds, static_cast<long long>(report.threads));
+      report.sentences, report.characters, static_cast<long long>(data.spm_sentences),
+      static_cast<long long>(data.spm_characters), report.read_seconds, report.train_seconds,
+      static_cast<long long>(report.threads));
 }
 
 int run_prepare(int argc, char** argv) {

@@ -148,9 +148,15 @@ struct DataConfig {
   double character_coverage = 1.0;             ///< SentencePiece character coverage
   /// Each SentencePiece model trains on at most this many sentences: a random sample of the
   /// training lines (half as many lines for a joint model, which takes both sides), drawn across
-  /// all data.train corpora with a generator seeded from data.seed; every line, in corpus order,
-  /// when there are fewer (docs/scaling.md)
+  /// all data.train corpora with a generator seeded from data.seed and bounded by
+  /// data.spm_characters as well; every line, in corpus order, when the corpora fit both bounds
+  /// (docs/scaling.md)
   int64_t spm_sentences = 1000000;
+  /// Each SentencePiece model trains on at most this many characters as well (Unicode code
+  /// points; a joint model counts both sides of its lines), since SentencePiece's memory grows
+  /// with them: the default keeps `nmt prepare` under 3 GB however long the lines are
+  /// (docs/scaling.md)
+  int64_t spm_characters = 100000000;
   int64_t max_len = 100;  ///< pairs with a side longer than this (pieces) are dropped
   /// Token budget of a training batch: rows × (longest source + 1 for eos) and rows × (longest
   /// target + 1) each stay within it, padding included (a row is a sentence pair; a pair too long
@@ -172,7 +178,7 @@ struct DataConfig {
     f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size);
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
     f("character_coverage", character_coverage), f("spm_sentences", spm_sentences);
-    f("max_len", max_len);
+    f("spm_characters", spm_characters), f("max_len", max_len);
     f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
     f("subword_alpha", subword_alpha), f("subword_nbest", subword_nbest);
   }

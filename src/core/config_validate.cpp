@@ -99,6 +99,7 @@ void DataConfig::validate() const {
   check_range("data.vocab_size", vocab_size, 16, 1000000);
   check_range("data.character_coverage", character_coverage, 0.9, 1.0);
   check_min("data.spm_sentences", spm_sentences, 1);
+  check_min("data.spm_characters", spm_characters, 1);
   check_min("data.max_len", max_len, 1);
   check_min("data.batch_tokens", batch_tokens, 1);
   check_min("data.pool_batches", pool_batches, 1);

@@ -1,5 +1,7 @@
 #include "data/corpus.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "data/line_reader.h"
 
@@ -46,6 +48,12 @@ bool valid_utf8(const std::string& text, size_t* error_offset) {
     i += len;
   }
   return true;
+}
+
+size_t utf8_characters(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 std::vector<std::string> read_lines(const fs::path& file) {

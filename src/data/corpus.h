@@ -43,4 +43,8 @@ std::filesystem::path split_file(const std::filesystem::path& dir, const std::st
 /// True if `text` is valid UTF-8; otherwise `error_offset` gets the first bad byte's offset.
 bool valid_utf8(const std::string& text, size_t* error_offset = nullptr);
 
+/// The characters (Unicode code points) of UTF-8 `text`: its bytes less the continuation bytes
+/// (10xxxxxx).
+size_t utf8_characters(const std::string& text);
+
 }  // namespace nmt

@@ -140,8 +140,8 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   done.trained = true;
   done.lines = sample.lines;
   done.sampled = sample.sampled;
-  done.sentences = data.joint_vocab ? sample.src.size() + sample.tgt.size()
-                                    : std::max(sample.src.size(), sample.tgt.size());
+  done.sentences = sample.sentences;
+  done.characters = sample.characters;
   done.threads = spm_train_threads(done.sentences);
   Tokenizer tokenizer = Tokenizer::train(data, sample.src, sample.tgt, run_dir);
   done.read_seconds = std::chrono::duration<double>(sampled - start).count();

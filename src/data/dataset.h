@@ -79,6 +79,7 @@ struct TokenizerReport {
   size_t lines = 0;          ///< trained: lines with a non-empty side read from data.train
   size_t sampled = 0;        ///< trained: of those, the lines SentencePiece trained on
   size_t sentences = 0;      ///< trained: the sentences of the (larger) model, of those lines
+  size_t characters = 0;     ///< trained: their characters (Unicode code points)
   int64_t threads = 0;       ///< trained: SentencePiece threads (spm_train_threads)
   double read_seconds = 0;   ///< trained: reading and sampling the corpora
   double train_seconds = 0;  ///< trained: SentencePiece training
@@ -98,13 +99,18 @@ struct SpmSample {
   std::vector<std::string> tgt;  ///< the non-empty target sides of the sampled lines
   size_t lines = 0;              ///< lines with a non-empty side, all corpora together
   size_t sampled = 0;            ///< of those, the lines sampled
+  size_t sentences = 0;          ///< the sentences of the (larger) model: both sides if joint
+  size_t characters = 0;         ///< their characters (Unicode code points)
 };
 
-/// Streams every data.train corpus once (trimmed pairs, each line once) and keeps a uniform
-/// random sample of its lines that have a non-empty side, at most data.spm_sentences lines (half
-/// as many for a joint model, which trains on both sides: at most data.spm_sentences sentences)
-/// (reservoir sampling, Vitter's algorithm R, with a generator seeded from data.seed), in corpus
-/// order; every such line when there are no more. A corpus with no usable pair is an nmt::Error.
+/// Streams every data.train corpus once (trimmed pairs, each line once) and keeps a random
+/// sample of its lines that have a non-empty side, in corpus order, within two bounds per model:
+/// data.spm_sentences sentences (a joint model trains on both sides of a line, so it samples half
+/// as many lines) and data.spm_characters characters. Every line has a random key from a
+/// generator seeded from data.seed; the sample is the lines of smallest key, taken by increasing
+/// key up to the first that does not fit (priority sampling). Every such line when they all fit.
+/// A corpus with no usable pair is an nmt::Error, as is a data.spm_characters below the first
+/// line drawn.
 SpmSample sample_spm_sentences(const DataConfig& data);
 
 /// A human-readable multi-line summary of a split (pairs kept/filtered, tokens per side,

@@ -6,21 +6,16 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "data/corpus.h"
 #include "decode/translator.h"
 
 namespace nmt {
 namespace {
 
-/// Display width estimate: UTF-8 code points (continuation bytes 10xxxxxx are not counted).
-size_t code_points(const std::string& text) {
-  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
-}
-
 int label_extent(const std::vector<std::string>& labels, const SvgStyle& style) {
   size_t longest = 0;
-  for (const auto& label : labels) longest = std::max(longest, code_points(label));
+  // Display width estimate: one per character.
+  for (const auto& label : labels) longest = std::max(longest, utf8_characters(label));
   return static_cast<int>(static_cast<double>(longest) * style.font_size * 0.62) + 6;
 }
 
