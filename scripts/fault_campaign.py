@@ -17,7 +17,7 @@ def config(fixtures, steps):
         "model": {"d_model": 32, "n_heads": 2, "encoder_layers": 1, "decoder_layers": 1,
                   "d_ff": 64, "max_len": 64},
         "data": {"dir": fixtures, "train_split": "tiny", "valid_split": "tiny_val",
-                 "vocab_size": 150, "batch_tokens": 400},
+                 "vocab_size": 150, "batch_tokens": 400, "max_len": 63},
         "train": {"device": "cpu", "threads": 1, "cpu_workers": 1, "precision": "fp32",
                   "lr": 3e-3, "warmup_steps": 10, "max_epochs": 0, "max_steps": steps,
                   "log_every": 1, "validate_every": 5, "valid_bleu": False, "metric": "loss",

@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-# Table order of the hosts (performance.md#hosts): the AVX512-BF16 EPYCs together, newest first.
+# Table order of the hosts (docs/lab/performance.md#hosts): the AVX512-BF16 EPYCs together, newest first.
 HOST_RANK = {"epyc-bf16": 0, "epyc-bf16-late": 0, "xeon-amx": 1, "epyc-avx2": 2, "h200": 3}
 DIRECTIONS = {"en-de": "en→de", "de-en": "de→en"}
 # What the README's short table compares with. The only published figure the project has cited:

@@ -150,7 +150,7 @@ TEST(EncodedCorpus, RebuiltWhenTheTokenizerOrAnEncodingOptionChanges) {
   data.max_len = 20;
   report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
-  EXPECT_NE(report.reason.find("data.max_len was 100, now 20"), std::string::npos) << report.reason;
+  EXPECT_NE(report.reason.find("data.max_len was 63, now 20"), std::string::npos) << report.reason;
   std::swap(data.src_lang, data.tgt_lang);
   report = prepare_report(data, tokenizer, dir / "run");
   EXPECT_TRUE(report.built);
@@ -215,7 +215,7 @@ TEST(EncodedCorpus, OpeningAMissingOrStaleFileIsAnErrorSayingWhy) {
             prepare_encoded_corpus(data, tokenizer, dir / "run").pairs.size());
   data.max_len = 9;
   test::expect_error([&] { open_encoded_corpus(data, tokenizer, dir / "run"); },
-                     "data.max_len was 100, now 9");
+                     "data.max_len was 63, now 9");
 }
 
 TEST(PairStore, PacksIdsInTheNarrowestWidthAndRefusesIdsThatDoNotFit) {
