@@ -149,7 +149,8 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
 TEST(Config, DecodeConfigsDifferWhenAnyFieldDiffers) {
   const DecodeConfig defaults;
   EXPECT_EQ(defaults, DecodeConfig{});
-  for (const auto& [key, value] : every_field_changed()["decode"].items()) {
+  const auto changed_fields = every_field_changed();  // alive while its items are iterated
+  for (const auto& [key, value] : changed_fields["decode"].items()) {
     const auto changed = config_from_json({{"decode", {{key, value}}}}, "changed").decode;
     EXPECT_NE(changed, defaults) << key;
     EXPECT_EQ(changed, DecodeConfig(changed)) << key;
