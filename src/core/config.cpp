@@ -126,26 +126,6 @@ json write_section(Section section) {
   return object;
 }
 
-/// Every field `fields()` lists is equal in `a` and `b`: the i-th field of `a` is compared with
-/// the i-th of `b` (a visitor cannot walk two sections at once, so each field of `a` walks `b`
-/// to its partner; sections have a dozen fields).
-template <class Section>
-bool equal_fields(Section a, Section b) {
-  bool equal = true;
-  size_t i = 0;
-  a.fields([&](const char*, const auto& left) {
-    size_t j = 0;
-    b.fields([&](const char*, const auto& right) {
-      if constexpr (std::is_same_v<decltype(left), decltype(right)>) {
-        if (j == i && !(left == right)) equal = false;
-      }
-      ++j;
-    });
-    ++i;
-  });
-  return equal;
-}
-
 /// Calls `f(name, section)` for each section of the config.
 template <class C, class F>
 void for_each_section(C& config, F&& f) {
@@ -305,7 +285,8 @@ void save_config(const Config& config, const std::filesystem::path& path) {
 }
 
 bool DecodeConfig::operator==(const DecodeConfig& other) const {
-  return equal_fields(*this, other);
+  // Every field fields() lists, as the config file writes them: a new field cannot be left out.
+  return write_section(*this) == write_section(other);
 }
 
 std::string first_difference(const Config& a, const Config& b, const std::string& section) {
