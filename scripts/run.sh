@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job, from a fresh machine: set up, fetch Multi30k, train the default English→German
-# config, average its last step checkpoints (as many as train.keep_checkpoints), evaluate that on
-# test_2016_flickr (and the other test sets and val: EVAL_SPLITS), write results.json, plot the
-# training curves.
+# config, evaluate the average it ends with (averaged.pt: snapshots over the last
+# train.average_window of the budget; best.pt when there is none) on test_2016_flickr (and the
+# other test sets and val: EVAL_SPLITS), write results.json, plot the training curves.
+# AVERAGE=N evaluates the mean of the last N step checkpoints instead.
 # Re-running continues an interrupted run (Ctrl-C saves; this script resumes).
 #
 #   scripts/run.sh                                  # configs/multi30k_en_de.json
@@ -15,7 +16,7 @@ cd "$root"
 config=${CONFIG:-configs/multi30k_en_de.json}
 for arg in "$@"; do
   if [[ $arg == -h || $arg == --help ]]; then
-    sed -n '2,11s/^# \{0,1\}//p' "$0"
+    sed -n '2,12s/^# \{0,1\}//p' "$0"
     if [[ -x build/nmt ]]; then
       printf '\nExtra arguments go to `nmt train`:\n'
       build/nmt train --help
@@ -33,23 +34,22 @@ scripts/get_multi30k.sh
 resolved=$(build/nmt train --config "$config" "$@" --print-config)
 settings=$(/usr/bin/python3 -c 'import json, sys
 c = json.load(sys.stdin)
-print(c["decode"]["beam"], c["decode"]["length_penalty"], c["train"]["keep_checkpoints"],
-      c["train"]["run_dir"])' <<<"$resolved")
-read -r beam alpha keep run_dir <<<"$settings"
+print(c["decode"]["beam"], c["decode"]["length_penalty"], c["train"]["run_dir"])' <<<"$resolved")
+read -r beam alpha run_dir <<<"$settings"
 if [[ -f "$run_dir/last.pt" ]]; then
   build/nmt train --resume "$run_dir" "$@"
 else
   build/nmt train --config "$config" "$@"
 fi
-# Average the last (up to) AVERAGE step checkpoints, by default as many as the run keeps
-# (train.keep_checkpoints; numeric order: step_250 before step_1000).
-mapfile -t steps < <(ls -1v "$run_dir"/step_*.pt 2>/dev/null | tail -n "${AVERAGE:-$keep}")
-checkpoint=$run_dir/best.pt
-if ((${#steps[@]} > 1)); then
-  build/nmt average --output "$run_dir/averaged.pt" "${steps[@]}"
-  checkpoint=$run_dir/averaged.pt
-else
-  echo "run.sh: ${#steps[@]} step checkpoint(s) in $run_dir, nothing to average: evaluating best.pt"
+# The trainer averages its snapshots into averaged.pt when the run ends on its budget.
+checkpoint=$run_dir/averaged.pt
+if [[ -n ${AVERAGE:-} ]]; then  # the last AVERAGE step checkpoints instead (numeric order)
+  mapfile -t steps < <(ls -1v "$run_dir"/step_*.pt 2>/dev/null | tail -n "$AVERAGE")
+  checkpoint=$run_dir/averaged_last${AVERAGE}.pt
+  build/nmt average --output "$checkpoint" "${steps[@]}"
+elif [[ ! -f $checkpoint ]]; then
+  echo "run.sh: no averaged.pt in $run_dir (train.average_snapshots 0, or the run stopped early): evaluating best.pt"
+  checkpoint=$run_dir/best.pt
 fi
 build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
   --split "${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}" \

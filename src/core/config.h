@@ -232,7 +232,12 @@ struct TrainConfig {
   int64_t valid_max_len_offset = 16;
   Metric metric = Metric::kBleu;  ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;           ///< validations without improvement before stopping; 0 = off
-  int64_t keep_checkpoints = 5;   ///< step checkpoints kept for averaging (besides last and best)
+  int64_t keep_checkpoints = 5;   ///< step checkpoints kept (besides last and best), for nmt average
+  /// The run's final average (train/snapshots.h): this many snapshots of the weights, evenly
+  /// spaced over the last average_window of the budget (the last one at its end), averaged into
+  /// averaged.pt when the run ends; 0 = none
+  int64_t average_snapshots = 8;
+  double average_window = 0.3;  ///< fraction of the budget (step, time or epoch limit) averaged
   /// Extra corpora (splits of data.dir such as test_2016_flickr, or any form of data.valid)
   /// whose greedy BLEU/chrF are logged at every validation, to see how fast a run gets
   /// somewhere; never used to pick checkpoints or stop. Metrics keys use CorpusSpec::name().
@@ -261,7 +266,8 @@ struct TrainConfig {
     f("validate_every", validate_every), f("validate_at_start", validate_at_start);
     f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
         f("metric", metric), f("patience", patience);
-    f("keep_checkpoints", keep_checkpoints), f("monitor_splits", monitor_splits);
+    f("keep_checkpoints", keep_checkpoints), f("average_snapshots", average_snapshots);
+    f("average_window", average_window), f("monitor_splits", monitor_splits);
     f("init_keep", init_keep), f("dist_timeout", dist_timeout);
   }
   void validate() const;

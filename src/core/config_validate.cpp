@@ -147,6 +147,8 @@ void TrainConfig::validate() const {
   }
   check_min("train.patience", patience, 0);
   check_min("train.keep_checkpoints", keep_checkpoints, 0);
+  check_range("train.average_snapshots", average_snapshots, 0, 1000);
+  check_range("train.average_window", average_window, 0.0, 1.0);
   check_range("train.dist_timeout", dist_timeout, 1.0, 86400.0);
   for (const auto& corpus : monitor_splits) {
     corpus.validate("train.monitor_splits");

@@ -76,7 +76,8 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
       window_(std::make_unique<TrainWindow>()),
       scheduler_(config_.train),
       keeper_(run_dir_, config_.train.keep_checkpoints,
-              [this](const fs::path& path, bool with_optimizer) { save(path, with_optimizer); }) {
+              [this](const fs::path& path, bool with_optimizer) { save(path, with_optimizer); }),
+      snapshots_(run_dir_, config_.train) {
   if (resume && !init_from.empty()) {
     throw Error("--init-from starts a new run from another one's weights, --resume continues " +
                 run_dir_.string() + ": give one of them");
@@ -130,6 +131,9 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
       log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
     }
     if (resume && config_.train.keep_checkpoints > 0) keeper_.rotate(state_.step);
+    const std::string removed = snapshots_.start(state_.step, progress());
+    if (!removed.empty()) log_->line(removed);
+    log_->line("averaging: " + snapshots_.describe());
     save_config(config_, run_dir_ / "config.json");
   }
   synchronise_ranks(resume ? trained_on : comm_->size());

@@ -28,6 +28,7 @@
 #include "train/resume.h"
 #include "train/run_log.h"
 #include "train/scheduler.h"
+#include "train/snapshots.h"
 #include "train/trainer.h"
 #include "train/validation.h"
 
@@ -116,6 +117,10 @@ class Trainer::Impl {
   /// Logs what tidy_run_dir found and discarded (`last`: the resumed state; null: a new run).
   void log_tidy_report(const RunDirReport& report, const TrainingState* last);
   bool limit_reached(TrainSummary& summary);
+  /// The fraction of the budget used after the step just taken (train/schedule.h).
+  double progress() const;
+  /// Rank 0 at the run's end: averages the snapshots into averaged.pt and validates it.
+  void write_average(const TrainSummary& summary);
   void say(const std::string& text);  ///< a log line that does not garble the progress bar
 
   Config config_;
@@ -142,6 +147,7 @@ class Trainer::Impl {
   std::unique_ptr<TrainWindow> window_;  ///< running statistics between log lines
   Scheduler scheduler_;                  ///< when to validate and stop
   CheckpointKeeper keeper_;              ///< writes and rotates the checkpoints
+  SnapshotPlan snapshots_;               ///< the final average's snapshots (rank 0 writes)
   bool stop_ = false;
 };
 

@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "data/mixing.h"
+#include "train/average.h"
+#include "train/schedule.h"
 #include "train/trainer.h"
 #include "train/trainer_internal.h"
 
@@ -64,6 +66,7 @@ TrainSummary Trainer::Impl::run(bool final_validation) {
       window_->run_tokens > 0) {
     run_validation(summary, /*final=*/true);
   }
+  if (comm_->is_main() && !summary.interrupted) write_average(summary);
   summary.steps = state_.step;
   summary.epochs_done = state_.epoch;
   summary.best_metric = state_.best_metric;
@@ -217,7 +220,50 @@ void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
   if (scheduler_.validates_after_step(state_.step)) {
     run_validation(summary);
   }
+  if (comm_->is_main() && snapshots_.take(progress())) {
+    save(snapshots_.path(state_.step), /*with_optimizer=*/false);
+  }
   check_stop(summary);
+}
+
+double Trainer::Impl::progress() const {
+  const double epochs =
+      double(state_.epoch) +
+      (window_->epoch_batches > 0 ? double(state_.batch_in_epoch) / double(window_->epoch_batches)
+                                  : 0.0);
+  return budget_progress(config_.train, state_.step, state_.train_seconds, epochs);
+}
+
+void Trainer::Impl::write_average(const TrainSummary& summary) {
+  if (!snapshots_.enabled()) return;
+  const std::vector<fs::path> files = snapshots_.files();
+  if (files.empty()) {
+    log_->line("averaging: no snapshot was due before the run stopped (" + summary.stop_reason +
+               ", " + fixed(100.0 * progress(), 0) + "% of the budget); no averaged.pt: use best.pt");
+    return;
+  }
+  LoadedModel averaged = average_checkpoints(files, device_);
+  const ValidationResult result = validate(averaged.model, *tokenizer_, valid_, config_, device_);
+  const fs::path output = run_dir_ / "averaged.pt";
+  save_checkpoint(output, averaged.config, averaged.model, averaged.tokenizer, averaged.state);
+  const auto first = read_checkpoint_state(files.front()).step;
+  const auto or_null = [](double v) {
+    return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+  };
+  log_->metrics({{"kind", "averaged"},
+                 {"step", state_.step},
+                 {"snapshots", files.size()},
+                 {"first_step", first},
+                 {"loss", result.loss},
+                 {"ppl", result.perplexity},
+                 {"bleu", or_null(result.bleu)},
+                 {"chrf", or_null(result.chrf)},
+                 {"seconds", result.seconds}});
+  log_->line("averaged " + std::to_string(files.size()) + " snapshot(s), steps " +
+             std::to_string(first) + " to " + std::to_string(averaged.state.step) + ", into " +
+             output.string() + " | valid loss " + fixed(result.loss, 4) +
+             (std::isnan(result.bleu) ? "" : " | BLEU " + fixed(result.bleu, 2)) + " | " +
+             fixed(result.seconds, 1) + " s");
 }
 
 void Trainer::Impl::check_stop(TrainSummary& summary) {
