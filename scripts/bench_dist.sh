@@ -18,7 +18,7 @@ nmt=${NMT:-$root/build/nmt}
 port=$((20000 + $$ % 20000))
 common=(--config configs/multi30k_en_de.json --set train.max_steps="$steps"
   --set train.max_minutes=0 --set train.log_every=10 --set train.precision=fp32
-  --set train.validate_every=0 --set train.keep_checkpoints=0 --set train.valid_bleu=false --set train.metric=loss)
+  --set train.validate_every=0 --set train.keep_checkpoints=0 --set train.average_snapshots=0 --set train.valid_bleu=false --set train.metric=loss)
 
 # One tokenizer for all runs, so that they encode the same pieces and none trains its own.
 [[ -f $work/prep/spm.model ]] ||

@@ -44,7 +44,7 @@ cd "$root"
 common=(--config configs/multi30k_en_de.json --set train.max_minutes=0 --set train.max_epochs=0
   --set train.max_steps=1 --set train.valid_bleu=false --set train.metric=loss
   --set 'train.monitor_splits=[]'
-  --set train.keep_checkpoints=0 --set train.log_every=10)
+  --set train.keep_checkpoints=0 --set train.average_snapshots=0 --set train.log_every=10)
 
 timed() {  # LOG COMMAND...: runs COMMAND under /usr/bin/time -v, all output into LOG
   local log=$1

@@ -45,21 +45,16 @@ run_dir=$checkpoint
 out=${out:-$root/docs/results/stopping_$(basename "$(realpath "$run_dir")")}
 mkdir -p "$out"
 
-/usr/bin/python3 - "$out/bench.json" "$checkpoint" "$beam" "$alphas" "$splits" "$command" <<'EOF'
-import datetime, json, os, platform, subprocess, sys
+NMT_SCRIPTS=$root/scripts /usr/bin/python3 - "$out/bench.json" "$checkpoint" "$beam" "$alphas" "$splits" "$command" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.environ["NMT_SCRIPTS"])
+from host_info import host_info  # scripts/host_info.py
 path, checkpoint, beam, alphas, splits, command = sys.argv[1:]
-def run(*args):
-    try:
-        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-            if line.startswith("model name")), platform.processor())
+info = host_info()
 json.dump({"checkpoint": checkpoint, "beam": int(beam), "alphas": alphas.split(),
-           "splits": splits.split(","), "commit": run("git", "describe", "--always", "--dirty"),
-           "cpu": cpu, "cores": os.cpu_count(),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "command": command}, open(path, "w"), indent=2)
+           "splits": splits.split(","), "commit": info["commit"], "cpu": info["cpu"],
+           "cores": info["cores"], "date": info["date"], "command": command},
+          open(path, "w"), indent=2)
 EOF
 
 for stopping in exact early; do

@@ -22,8 +22,9 @@ ALLOWED = {
     "eval": {"core"},
     "decode": {"core", "data", "model", "eval"},
     "train": {"core", "cpu", "data", "model", "eval", "decode"},
+    "export": {"core", "data", "model", "train"},
     "serve": {"core", "data", "model", "eval", "decode"},
-    "cli": {"core", "cpu", "data", "model", "eval", "decode", "train", "serve"},
+    "cli": {"core", "cpu", "data", "model", "eval", "decode", "train", "export", "serve"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 

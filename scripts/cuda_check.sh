@@ -8,8 +8,8 @@
 #   scripts/cuda_check.sh test     # the default test suite (ctest -LE slow) on that build
 #   scripts/cuda_check.sh resume   # a resumed CUDA run gives the uninterrupted run's losses
 #   scripts/cuda_check.sh bench    # GPU matmul ceiling, training throughput of the default config
-#   scripts/cuda_check.sh train    # train the default config on the GPU for TRAIN_MINUTES, average,
-#                                  # evaluate (beam 5) on every test set
+#   scripts/cuda_check.sh train    # train the default config on the GPU for TRAIN_MINUTES, then
+#                                  # evaluate its averaged.pt (beam 5) on every test set
 #   scripts/cuda_check.sh sacrebleu  # rescore the kept hypotheses with the sacrebleu package
 #   scripts/cuda_check.sh all      # the six in order
 #
@@ -84,8 +84,7 @@ stage_train() {
   {
     "$build/nmt" train --config "$config" --device cuda --set train.name="$name" \
       --set train.max_minutes="$minutes" ${TRAIN_ARGS:-}
-    mapfile -t steps < <(ls -1v "$run"/step_*.pt | tail -n 5)
-    "$build/nmt" average --output "$run/averaged.pt" "${steps[@]}"
+    # the trainer's own average (train.average_snapshots over the last train.average_window)
     "$build/nmt" evaluate --checkpoint "$run/averaged.pt" --device cuda --beam 5 --length-penalty 2 \
       --split test_2016_flickr,test_2017_flickr,test_2017_mscoco,val --json "$run/results.json"
   } 2>&1 | tee "$logs/train.log"

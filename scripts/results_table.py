@@ -144,6 +144,13 @@ def code(text):
     return "`" + text.replace("|", "\\|") + "`" if text else ""
 
 
+def averaged(value):
+    """run.json's "averaged": a count of step checkpoints (the last N), or words (the window)."""
+    if not value:
+        return ""
+    return f"last {value}" if isinstance(value, int) else str(value).replace("|", "\\|")
+
+
 def eval_rows(run):
     """One row per evaluation of a run: the main one with the run's details, then the others."""
     name = f"[{run['name']}](results/{run['name']}/)"
@@ -155,7 +162,7 @@ def eval_rows(run):
         yield [name if first else "", run["date"] if first else "", hardware if first else "",
                what.replace("|", "\\|"), training(run) if first else "(the same run)",
                f"{tps:,}" if first and tps else "",
-               f"last {e['averaged']}" if e["averaged"] else "",
+               averaged(e["averaged"]),
                test_2016(s), fmt(s, "test_2017_flickr"), fmt(s, "test_2017_mscoco"), fmt(s, "val"),
                code(run["command"] if first else e["command"])]
 

@@ -147,7 +147,7 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
        {"translate", "--checkpoint", "{d}/shape.pt", "A dog."},
        "shape.pt: model weights do not match its config"},
       {"checkpoint", "checkpoint-dir-without-checkpoints",
-       {"translate", "--checkpoint", "{d}/notrun", "A dog."}, "no best.pt or last.pt"},
+       {"translate", "--checkpoint", "{d}/notrun", "A dog."}, "no averaged.pt, best.pt or last.pt"},
       {"checkpoint", "average-different-shapes",
        {"average", "--output", "{d}/avg.pt", "{d}/ckpt.pt", "{d}/wide.pt"}, "wide.pt"},
       {"checkpoint", "inspect-random-bytes", {"inspect", "{d}/random.pt"},

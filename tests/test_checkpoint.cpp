@@ -42,7 +42,7 @@ TEST(Checkpoint, CorruptOrMissingFilesAreClearErrors) {
   test::expect_error([&] { load_checkpoint(dir / "bad.pt", at::kCPU); }, "bad.pt: not a readable");
   test::expect_error([&] { load_checkpoint(dir / "none.pt", at::kCPU); },
                      "none.pt: checkpoint not found");
-  test::expect_error([&] { load_checkpoint(dir, at::kCPU); }, "no best.pt or last.pt");
+  test::expect_error([&] { load_checkpoint(dir, at::kCPU); }, "no averaged.pt, best.pt or last.pt");
 }
 }  // namespace
 }  // namespace nmt

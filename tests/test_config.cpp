@@ -84,6 +84,8 @@ nlohmann::json every_field_changed() {
             {"metric", "loss"},
             {"patience", 4},
             {"keep_checkpoints", 6},
+            {"average_snapshots", 5},
+            {"average_window", 0.4},
             {"monitor_splits", {"a", "b"}},
             {"init_keep", "optimizer"},
             {"dist_timeout", 30.0}}},

@@ -91,6 +91,7 @@ inline Config tiny_config(const std::filesystem::path& run_dir) {
   c.train.valid_bleu = false;
   c.train.metric = Metric::kLoss;
   c.train.keep_checkpoints = 2;
+  c.train.average_snapshots = 0;  // test_snapshots.cpp turns the final average on
   return c;
 }
 

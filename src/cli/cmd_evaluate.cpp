@@ -22,23 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The test set the options name, and a short name for it (the split, or the source file stem).
-struct TestSet {
-  std::string name;
-  CorpusSpec corpus;
-};
-
-/// The split names of --split a,b,... (empty names skipped; none if --split is absent).
-std::vector<std::string> split_names(const cxxopts::ParseResult& args) {
-  std::vector<std::string> names;
-  if (!args.count("split")) return names;
-  std::stringstream list(args["split"].as<std::string>());
-  for (std::string name; std::getline(list, name, ',');) {
-    if (!name.empty()) names.push_back(name);
-  }
-  return names;
-}
-
 /// Where hypotheses go, checked before the checkpoint is loaded: --output names one file for
 /// one test set, --hyp-dir a directory; not both.
 void check_hypotheses_options(const cxxopts::ParseResult& args) {
@@ -52,37 +35,6 @@ void check_hypotheses_options(const cxxopts::ParseResult& args) {
       corpus_list_from_text(args["corpus"].as<std::string>(), "--corpus").size() > 1) {
     throw Error("--output names one hypotheses file: give one --corpus (or drop --output)");
   }
-}
-
-/// The test sets the options name: each of --split a,b,..., each of --corpus, or the
-/// --src/--ref pair.
-std::vector<TestSet> test_sets(const cxxopts::ParseResult& args) {
-  const bool split = args.count("split") > 0;
-  const bool corpus = args.count("corpus") > 0;
-  const bool files = args.count("src") > 0 || args.count("ref") > 0;
-  if (int(split) + int(corpus) + int(files) != 1) {
-    throw Error("give either --split NAME[,NAME...], --corpus SPEC or both --src and --ref");
-  }
-  std::vector<TestSet> sets;
-  if (split) {
-    for (const auto& name : split_names(args)) sets.push_back({name, CorpusSpec::of_split(name)});
-    if (sets.empty()) throw Error("--split: no split named (e.g. --split test_2016_flickr)");
-    return sets;
-  }
-  if (corpus) {
-    for (const auto& spec : corpus_list_from_text(args["corpus"].as<std::string>(), "--corpus")) {
-      spec.validate("--corpus");
-      sets.push_back({spec.name(), spec});
-    }
-    if (sets.empty()) throw Error("--corpus: no corpus given");
-    return sets;
-  }
-  if (!args.count("src") || !args.count("ref")) throw Error("--src and --ref go together");
-  CorpusSpec spec;
-  spec.kind = CorpusKind::kFiles;
-  spec.src = args["src"].as<std::string>();
-  spec.tgt = args["ref"].as<std::string>();
-  return {{fs::path(spec.src).stem().string(), spec}};
 }
 
 void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
@@ -173,7 +125,7 @@ int run_evaluate(int argc, char** argv) {
   install_interrupt_handlers();  // Ctrl-C / SIGTERM: keep the hypotheses so far, then stop
   session.translator->set_stop(&interrupted);
   const Config& config = session.loaded.config;
-  const std::vector<TestSet> sets = test_sets(args);
+  const std::vector<TestSet> sets = test_sets(args, "ref");
   for (const auto& set : sets) {  // a missing split is reported before any decoding
     if (set.corpus.kind != CorpusKind::kSplit) continue;
     split_file(config.data.dir, set.corpus.split, config.data.src_lang);

@@ -42,7 +42,7 @@ int run_train(int argc, char** argv) {
       cxxopts::value<std::string>(),
       "RUN_DIR")("init-from",
                  "fine-tune: a new run (--config) that starts from the weights and tokenizer of "
-                 "RUN_DIR (its best.pt, else last.pt) or a checkpoint file",
+                 "RUN_DIR (its averaged.pt, else best.pt, else last.pt) or a checkpoint file",
                  cxxopts::value<std::string>(),
                  "PATH")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
                          cxxopts::value<std::string>())(

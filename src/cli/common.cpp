@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -52,6 +53,46 @@ Config config_from_args(const cxxopts::ParseResult& result) {
   Config config = files.empty() ? Config() : load_configs(files);
   apply_overrides(config, overrides_from_args(result));
   return config;
+}
+
+std::vector<std::string> split_names(const cxxopts::ParseResult& args) {
+  std::vector<std::string> names;
+  if (!args.count("split")) return names;
+  std::stringstream list(args["split"].as<std::string>());
+  for (std::string name; std::getline(list, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<TestSet> test_sets(const cxxopts::ParseResult& args, const std::string& target) {
+  const bool split = args.count("split") > 0;
+  const bool corpus = args.count("corpus") > 0;
+  const bool files = args.count("src") > 0 || args.count(target) > 0;
+  if (int(split) + int(corpus) + int(files) != 1) {
+    throw Error("give either --split NAME[,NAME...], --corpus SPEC or both --src and --" + target);
+  }
+  std::vector<TestSet> sets;
+  if (split) {
+    for (const auto& name : split_names(args)) sets.push_back({name, CorpusSpec::of_split(name)});
+    if (sets.empty()) throw Error("--split: no split named (e.g. --split test_2016_flickr)");
+    return sets;
+  }
+  if (corpus) {
+    for (const auto& spec : corpus_list_from_text(args["corpus"].as<std::string>(), "--corpus")) {
+      spec.validate("--corpus");
+      sets.push_back({spec.name(), spec});
+    }
+    if (sets.empty()) throw Error("--corpus: no corpus given");
+    return sets;
+  }
+  if (!args.count("src") || !args.count(target))
+    throw Error("--src and --" + target + " go together");
+  CorpusSpec spec;
+  spec.kind = CorpusKind::kFiles;
+  spec.src = args["src"].as<std::string>();
+  spec.tgt = args[target].as<std::string>();
+  return {{std::filesystem::path(spec.src).stem().string(), spec}};
 }
 
 }  // namespace nmt::cli

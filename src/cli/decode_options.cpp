@@ -21,10 +21,10 @@ bool true_or_false(const std::string& flag, const std::string& value) {
 
 }  // namespace
 
-void add_decode_options(cxxopts::Options& options) {
+void add_model_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("model")
-      ("checkpoint", "checkpoint file, or a run directory (its best.pt, else last.pt)",
+      ("checkpoint", "checkpoint file, or a run directory (its averaged.pt, else best.pt, else last.pt)",
        cxxopts::value<std::string>(), "PATH")
       ("device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))
       ("threads", "CPU threads (0: one per core; default: the checkpoint's train.threads)",
@@ -32,6 +32,10 @@ void add_decode_options(cxxopts::Options& options) {
       ("precision", "fp32 | bf16 (autocast matmuls) | auto (bf16 on CPU, fp32 on CUDA)",
        cxxopts::value<std::string>()->default_value("fp32"));
   // clang-format on
+}
+
+void add_decode_options(cxxopts::Options& options) {
+  add_model_options(options);
   // clang-format off
   options.add_options("decoding (defaults: the checkpoint's decode section)")
       ("beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")

@@ -17,7 +17,10 @@
 
 namespace nmt::cli {
 
-/// Adds --checkpoint, --device, --threads, --precision and the decoding options --beam, --nbest,
+/// Adds --checkpoint, --device, --threads and --precision (every command that loads a model).
+void add_model_options(cxxopts::Options& options);
+
+/// add_model_options, and the decoding options --beam, --nbest,
 /// --length-penalty, --max-len, --batch-tokens, --early-stopping, --mbr, --mbr-metric, --sample,
 /// --epsilon, --seed.
 void add_decode_options(cxxopts::Options& options);

@@ -232,7 +232,7 @@ struct TrainConfig {
   int64_t valid_max_len_offset = 16;
   Metric metric = Metric::kBleu;  ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;           ///< validations without improvement before stopping; 0 = off
-  int64_t keep_checkpoints = 5;   ///< step checkpoints kept (besides last and best), for nmt average
+  int64_t keep_checkpoints = 5;  ///< step checkpoints kept (besides last and best), for nmt average
   /// The run's final average (train/snapshots.h): this many snapshots of the weights, evenly
   /// spaced over the last average_window of the budget (the last one at its end), averaged into
   /// averaged.pt when the run ends; 0 = none

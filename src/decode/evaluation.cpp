@@ -13,14 +13,21 @@
 namespace nmt {
 namespace {
 
-/// Summed NLL of one batch's non-padding target tokens.
-double batch_nll(Seq2Seq& model, const Batch& batch) {
+/// The negative log-likelihood of each non-padding target token of a batch (float32), and the
+/// batch row each belongs to.
+struct TokenNll {
+  at::Tensor nll;   ///< [tokens]
+  at::Tensor rows;  ///< [tokens], int64
+};
+
+TokenNll token_nll(Seq2Seq& model, const Batch& batch) {
   const auto hidden = model->forward_hidden(batch.src, batch.tgt_in);  // [batch, tgt_len, d]
   const auto keep = batch.tgt_out.reshape(-1).ne(kPadId).nonzero().squeeze(1);  // [tokens]
   const auto states = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
   const auto targets = batch.tgt_out.reshape(-1).index_select(0, keep);  // [tokens]
   const auto log_probs = at::log_softmax(model->decoder->project(states).to(at::kFloat), -1);
-  return -log_probs.gather(1, targets.unsqueeze(1)).sum().item<double>();
+  return {-log_probs.gather(1, targets.unsqueeze(1)).squeeze(1),
+          at::div(keep, batch.tgt_out.size(1), "floor")};
 }
 
 }  // namespace
@@ -40,10 +47,46 @@ LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int
   for (const auto& indices : make_sorted_batches(pairs, batch_tokens)) {
     if (stop != nullptr && stop()) break;
     const Batch batch = collate(pairs, indices).to(device);
-    stats.loss_sum += batch_nll(model, batch);
+    stats.loss_sum += token_nll(model, batch).nll.sum().item<double>();
     stats.tokens += batch.tgt_tokens;
   }
   return stats;
+}
+
+std::vector<SentenceScore> teacher_forced_scores(Seq2Seq& model,
+                                                 const std::vector<Example>& examples,
+                                                 int64_t batch_tokens, const at::Device& device,
+                                                 StopCheck stop) {
+  torch::NoGradGuard no_grad;
+  detail::EvalModeGuard eval_mode(*model);
+  const auto limit = static_cast<size_t>(model->config().max_len - 1);  // + eos / bos
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const size_t longest = std::max(examples[i].src.size(), examples[i].tgt.size());
+    if (longest > limit) {
+      throw Error("pair " + std::to_string(i + 1) + ": " +
+                  (examples[i].src.size() > limit ? "source" : "target") + " has " +
+                  std::to_string(longest) + " pieces, more than this model reads (" +
+                  std::to_string(limit) + ", model.max_len - 1); drop or split the line");
+    }
+  }
+  std::vector<SentenceScore> scores(examples.size());
+  const PairStore store = PairStore::from_examples(examples);
+  const PairsView pairs(store);
+  for (const auto& indices : make_sorted_batches(pairs, batch_tokens)) {
+    if (stop != nullptr && stop()) break;
+    const Batch batch = collate(pairs, indices).to(device);
+    const TokenNll nll = token_nll(model, batch);
+    const auto rows = nll.rows.cpu();
+    const auto per_row = at::zeros({static_cast<int64_t>(indices.size())}, at::kDouble)
+                             .index_add_(0, rows, nll.nll.cpu().to(at::kDouble));
+    const auto counts = at::bincount(rows, {}, static_cast<int64_t>(indices.size()));
+    const auto sums = per_row.accessor<double, 1>();
+    const auto tokens = counts.accessor<int64_t, 1>();
+    for (size_t r = 0; r < indices.size(); ++r) {
+      scores[indices[r]] = {-sums[int64_t(r)], tokens[int64_t(r)]};
+    }
+  }
+  return scores;
 }
 
 double EvaluationReport::sentences_per_second() const {

@@ -31,6 +31,23 @@ struct LossStats {
 LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
                               const at::Device& device, StopCheck stop = nullptr);
 
+/// The model's log-probability of one target given its source (teacher-forced, eos included).
+struct SentenceScore {
+  double log_prob = 0.0;  ///< sum over the target's tokens, nats (≤ 0)
+  int64_t tokens = 0;     ///< target tokens scored: pieces + eos
+  double mean() const { return tokens > 0 ? log_prob / static_cast<double>(tokens) : 0.0; }
+};
+
+/// Scores every pair of `examples` (forced decoding, as `nmt score`): one SentenceScore per
+/// example, in their order, batched as teacher_forced_loss. A side longer than the model's
+/// position table (model.max_len - 1 pieces) is an nmt::Error naming the 1-based pair, its length
+/// and the limit (never a score of a cut sentence). `stop` (optional) is asked before each batch;
+/// once it says true the scores so far come back with the rest left at tokens = 0.
+std::vector<SentenceScore> teacher_forced_scores(Seq2Seq& model,
+                                                 const std::vector<Example>& examples,
+                                                 int64_t batch_tokens, const at::Device& device,
+                                                 StopCheck stop = nullptr);
+
 /// What `nmt evaluate` reports on one test set.
 struct EvaluationReport {
   LossStats loss;

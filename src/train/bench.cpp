@@ -92,6 +92,7 @@ TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::
   }
   config.train.run_dir = run_dir.string();
   config.train.keep_checkpoints = 0;
+  config.train.average_snapshots = 0;  // no snapshots, no final average (a validation)
   config.train.validate_at_start = false;
   config.train.max_epochs = 0;
   config.train.max_minutes = 0;

@@ -126,10 +126,11 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
 
 fs::path resolve_checkpoint(const fs::path& path) {
   if (fs::is_directory(path)) {
-    for (const char* name : {"best.pt", "last.pt"}) {
+    for (const char* name : {"averaged.pt", "best.pt", "last.pt"}) {
       if (fs::exists(path / name)) return path / name;
     }
-    throw Error(path.string() + ": run directory has no best.pt or last.pt checkpoint");
+    throw Error(path.string() +
+                ": run directory has no averaged.pt, best.pt or last.pt checkpoint");
   }
   if (!fs::exists(path)) throw Error(path.string() + ": checkpoint not found");
   return path;

@@ -49,7 +49,8 @@ void save_checkpoint(const std::filesystem::path& path, const Config& config, Se
                      const Tokenizer& tokenizer, const TrainingState& state,
                      torch::optim::Optimizer* optimizer = nullptr);
 
-/// Resolves a checkpoint argument: a file as is; a run directory to its best.pt, else last.pt.
+/// Resolves a checkpoint argument: a file as is; a run directory to its averaged.pt (the run's
+/// final average, train/snapshots.h), else best.pt, else last.pt.
 /// Missing paths are an nmt::Error naming them.
 std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
 

@@ -20,8 +20,8 @@ struct Parent {
   std::string crc32;   ///< CRC-32 of the checkpoint file, 8 hex digits
 };
 
-/// The checkpoint `path` names: a file as is; a run directory to its best.pt, else last.pt, or
-/// to last.pt when `keep` is optimizer (best.pt holds no optimizer state).
+/// The checkpoint `path` names: a file as is; a run directory as resolve_checkpoint does, or to
+/// last.pt when `keep` is optimizer (averaged.pt and best.pt hold no optimizer state).
 std::filesystem::path parent_checkpoint(const std::filesystem::path& path, InitKeep keep);
 
 /// Loads the parent onto `device`.

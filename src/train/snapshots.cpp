@@ -21,7 +21,8 @@ std::vector<std::pair<int64_t, fs::path>> snapshot_files(const fs::path& run_dir
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) found.emplace_back(std::stoll(match[1]), entry.path());
+    if (std::regex_match(name, match, pattern))
+      found.emplace_back(std::stoll(match[1]), entry.path());
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -45,7 +46,8 @@ std::string SnapshotPlan::start(int64_t step, double progress) {
     bool stale = snapshot_step > step;
     if (!stale) {
       const TrainingState state = read_checkpoint_state(file);
-      const double at = budget_progress(config_, state.step, state.train_seconds, double(state.epoch));
+      const double at =
+          budget_progress(config_, state.step, state.train_seconds, double(state.epoch));
       // A snapshot taken before the window as the budget now is (or with averaging now off).
       stale = !enabled() || at < due_at(1) - 1e-9;
     }

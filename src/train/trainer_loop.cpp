@@ -228,8 +228,8 @@ void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
 
 double Trainer::Impl::progress() const {
   const double epochs =
-      double(state_.epoch) +
-      (window_->epoch_batches > 0 ? double(state_.batch_in_epoch) / double(window_->epoch_batches)
+      double(state_.epoch) + (window_->epoch_batches > 0
+                                  ? double(state_.batch_in_epoch) / double(window_->epoch_batches)
                                   : 0.0);
   return budget_progress(config_.train, state_.step, state_.train_seconds, epochs);
 }
@@ -239,7 +239,8 @@ void Trainer::Impl::write_average(const TrainSummary& summary) {
   const std::vector<fs::path> files = snapshots_.files();
   if (files.empty()) {
     log_->line("averaging: no snapshot was due before the run stopped (" + summary.stop_reason +
-               ", " + fixed(100.0 * progress(), 0) + "% of the budget); no averaged.pt: use best.pt");
+               ", " + fixed(100.0 * progress(), 0) +
+               "% of the budget); no averaged.pt: use best.pt");
     return;
   }
   LoadedModel averaged = average_checkpoints(files, device_);

@@ -1,0 +1,378 @@
+#!/usr/bin/env bash
+# Proof against the real CTranslate2 (issue 58): builds CTranslate2 from source for the CPU, runs
+# its own translator client (ct2-translator) on what `nmt export` writes, and compares its output
+# and speed with `nmt translate` on the same checkpoint and the same search.
+#
+#   scripts/ct2_check.sh source     # export CTranslate2 and its submodules from local git mirrors
+#   scripts/ct2_check.sh build      # source, then configure + build + install (Release, Ninja)
+#   scripts/ct2_check.sh export     # nmt export of CKPT: float32 and int8 model directories
+#   scripts/ct2_check.sh translate  # SPLIT by ct2-translator (float32, int8) and nmt translate,
+#                                   # greedy and beam BEAM each, timed, THREADS threads each
+#   scripts/ct2_check.sh compare    # scripts/ct2_compare.py: identical lines, BLEU, speed
+#   scripts/ct2_check.sh all        # build, export, translate, compare
+#
+# The build: CTranslate2 (CT2_REF, default v4.8.1) with -DWITH_MKL=OFF -DWITH_OPENBLAS=ON
+# -DWITH_RUY=ON -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON (no MKL, no DNNL, no CUDA): fp32 GEMMs go to
+# Debian's OpenBLAS (libopenblas-dev), int8 GEMMs to ruy, OpenMP is GCC's. Everything lands in
+# CT2_BUILD (default build-ct2/, git-ignored): src/ (the sources), cmake/ (the build tree),
+# install/ (bin/ct2-translator, lib/libctranslate2.so), logs/, models/<run>/, work/<run>/.
+# Missing Debian packages are installed with apt-get, as scripts/setup.sh does.
+#
+# Sources, with no network: CTranslate2 and the submodules its build adds, each exported with
+# `git archive` of the commit the parent tree pins, from bare mirrors
+# CT2_MIRRORS/<owner>+<name>/repo (default /work/.mirror):
+#   OpenNMT+CTranslate2     the tree, at CT2_REF
+#   gabime+spdlog           third_party/spdlog        (pinned by CTranslate2)
+#   google+cpu_features     third_party/cpu_features  (pinned by CTranslate2)
+#   google+ruy              third_party/ruy           (pinned by CTranslate2)
+#   jarro2783+cxxopts       third_party/cxxopts       (pinned by CTranslate2; the client's options)
+#   pytorch+cpuinfo         third_party/ruy/third_party/cpuinfo  (pinned by ruy; ruy links it)
+# CTranslate2's other submodules (googletest, cutlass, thrust) are for tests and CUDA: not needed.
+# On a machine with network, a recursive clone does instead (CT2_SOURCE skips the mirrors):
+#   git clone --recursive --branch v4.8.1 https://github.com/OpenNMT/CTranslate2 ct2-src
+#   CT2_SOURCE=$PWD/ct2-src scripts/ct2_check.sh all
+#
+# Same search on both sides: length penalty 0 (CTranslate2's length_penalty divides by length^a,
+# nmt's is GNMT's ((5 + length) / 6)^a; at 0 both rank by the summed log-probability), pad and bos
+# suppressed in CTranslate2 (nmt never emits them), no minimum length (nmt has none), and one
+# output limit for every sentence: model.max_len - 1 pieces (nmt --max-len, CTranslate2
+# --max_decoding_length). Tokenization: Debian's spm_encode/spm_decode (package sentencepiece,
+# 0.1.97 like nmt's own) with the exported SentencePiece model; no eos is appended (CTranslate2
+# adds it, config.json add_source_eos). Left different: nmt also ends a beam search once `beam`
+# hypotheses have finished, CTranslate2 only once its best candidate has; the batches differ (nmt:
+# a token budget, CTranslate2: BATCH_SIZE sentences), so padding can move fp32's last bits.
+# Wall time includes loading the model; a run on the first sentence alone gives that start-up
+# time, which compare subtracts for the decoding speed.
+#
+# Results go to OUT (default docs/results/ct2_<run>, <run> = CKPT's run directory):
+#   meta.json (checkpoint, CTranslate2 and submodule commits, options, host, date), runs.tsv
+#   (every timed command), hyp/<system>.<tgt>.gz, then summary.json, table.md, differences.md.
+#
+# Environment: CKPT (default checkpoints/multi30k_en_de_window/averaged.pt), NMT (build/nmt),
+# CT2_BUILD (build-ct2), CT2_MIRRORS (/work/.mirror), CT2_SOURCE (a recursive clone; no mirrors),
+# CT2_REF (v4.8.1), THREADS (2), BEAM (5), BATCH_SIZE (CTranslate2 --batch_size, 32),
+# DATA_DIR (data/multi30k), SPLIT (test_2016_flickr), OUT, SPM_ENCODE / SPM_DECODE (spm_encode /
+# spm_decode). The goal (issue 58): float32 outputs identical to nmt's for >= 99% of the
+# sentences and BLEU within 0.1, greedy and beam; compare exits 1 when it is missed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+build=${CT2_BUILD:-build-ct2}
+mirrors=${CT2_MIRRORS:-/work/.mirror}
+ct2_ref=${CT2_REF:-v4.8.1}
+nmt=${NMT:-build/nmt}
+ckpt=${CKPT:-checkpoints/multi30k_en_de_window/averaged.pt}
+threads=${THREADS:-2}
+beam=${BEAM:-5}
+batch_size=${BATCH_SIZE:-32}
+data_dir=${DATA_DIR:-data/multi30k}
+split=${SPLIT:-test_2016_flickr}
+spm_encode=${SPM_ENCODE:-spm_encode}
+spm_decode=${SPM_DECODE:-spm_decode}
+src_tree=${CT2_SOURCE:-$build/src/CTranslate2}
+prefix=$(realpath -m "$build/install")  # absolute: it becomes the install prefix and RPATH
+ct2=$build/install/bin/ct2-translator  # relative when CT2_BUILD is (runs.tsv shows it)
+logs=$build/logs
+# The submodules the CPU build adds (CMakeLists.txt: add_subdirectory, cli/CMakeLists.txt).
+submodules=(third_party/spdlog third_party/cpu_features third_party/ruy third_party/cxxopts)
+
+die() { echo "ct2_check: error: $*" >&2; exit 1; }
+
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
+
+# The run directory's name: CKPT itself when it is a directory, else the folder holding it.
+run_name() {
+  local dir=$ckpt
+  [[ -d $dir ]] || dir=$(dirname "$ckpt")
+  basename "$(realpath -m "$dir")"
+}
+
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "ct2_check: installing ${missing[*]}"
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# The bare mirror of a GitHub URL (https://github.com/owner/name[.git]): CT2_MIRRORS/owner+name/repo.
+mirror_of() {
+  local url=${1%.git} name
+  name=${url#https://github.com/}
+  [[ $name != "$url" && $name == */* ]] || die "submodule URL '$1' is not a github.com URL"
+  local dir=$mirrors/${name/\//+}
+  [[ -d $dir/repo ]] && dir=$dir/repo
+  git --git-dir="$dir" rev-parse --git-dir >/dev/null 2>&1 ||
+    die "no git mirror of $name at $dir: fetch github:$name there (or set CT2_MIRRORS," \
+      "or give a recursive clone as CT2_SOURCE; see --help)"
+  echo "$dir"
+}
+
+# The commit that tree COMMIT of mirror GIT pins at submodule PATH, and that submodule's URL.
+pinned_commit() {
+  git --git-dir="$1" ls-tree "$2" "$3" | awk '$2 == "commit" { print $3 }'
+}
+submodule_url() {
+  local name  # .gitmodules names a submodule freely (ruy: "cpuinfo"): find it by its path
+  name=$(git --git-dir="$1" config --blob "$2:.gitmodules" --get-regexp '^submodule\..*\.path$' |
+    awk -v path="$3" '$2 == path { sub(/^submodule\./, "", $1); sub(/\.path$/, "", $1); print $1; exit }')
+  [[ -n $name ]] && git --git-dir="$1" config --blob "$2:.gitmodules" --get "submodule.$name.url"
+}
+
+# Exports COMMIT of the mirror of URL into DEST (which must be empty or missing).
+export_tree() {
+  local url=$1 commit=$2 dest=$3 git
+  git=$(mirror_of "$url")
+  git --git-dir="$git" cat-file -e "$commit^{commit}" 2>/dev/null ||
+    die "$git lacks commit $commit (pinned for $dest): fetch a newer snapshot of $url"
+  mkdir -p "$dest"
+  git --git-dir="$git" archive "$commit" | tar -x -C "$dest"
+  printf '%s\t%s\t%s\n' "${dest#"$src_tree"/}" "$url" "$commit" >>"$build/src/sources.tsv.tmp"
+}
+
+# Exports submodule PATH of the tree in mirror GIT at COMMIT into src_tree/PREFIX/PATH.
+export_submodule() {
+  local git=$1 commit=$2 path=$3 dest=$4 pinned url
+  pinned=$(pinned_commit "$git" "$commit" "$path")
+  [[ -n $pinned ]] || die "$git: $path is not a submodule at $commit"
+  url=$(submodule_url "$git" "$commit" "$path") || die "$git: no URL for $path in .gitmodules"
+  export_tree "$url" "$pinned" "$dest"
+}
+
+stage_source() {
+  if [[ -n ${CT2_SOURCE:-} ]]; then
+    [[ -f $src_tree/CMakeLists.txt &&
+       -f $src_tree/third_party/ruy/third_party/cpuinfo/CMakeLists.txt ]] ||
+      die "CT2_SOURCE=$src_tree is not a recursive clone of CTranslate2" \
+        "(git submodule update --init --recursive)"
+    mkdir -p "$build/src"
+    printf '.\t%s\t%s\n' "$(git -C "$src_tree" remote get-url origin 2>/dev/null || echo "$src_tree")" \
+      "$(git -C "$src_tree" rev-parse HEAD 2>/dev/null || echo unknown)" >"$build/src/sources.tsv"
+    git -C "$src_tree" submodule status --recursive 2>/dev/null |
+      awk '{ sub(/^[-+ U]/, ""); printf "%s\t(clone)\t%s\n", $2, $1 }' >>"$build/src/sources.tsv" || true
+    echo "ct2_check: sources from $src_tree (CT2_SOURCE)"
+    return 0
+  fi
+  local ct2_git commit ruy_git ruy_commit
+  ct2_git=$(mirror_of https://github.com/OpenNMT/CTranslate2)
+  commit=$(git --git-dir="$ct2_git" rev-parse --verify -q "$ct2_ref^{commit}") ||
+    die "$ct2_git has no $ct2_ref (CT2_REF): fetch a newer snapshot of OpenNMT/CTranslate2"
+  if [[ -f $src_tree/CMakeLists.txt && -f $build/src/sources.tsv &&
+        $(head -1 "$build/src/sources.tsv" | cut -f3) == "$commit" ]]; then
+    echo "ct2_check: sources of CTranslate2 $ct2_ref ($commit) already in $src_tree"
+    return 0
+  fi
+  rm -rf "$build/src"
+  mkdir -p "$src_tree"
+  git --git-dir="$ct2_git" archive "$commit" | tar -x -C "$src_tree"
+  printf '.\t%s\t%s\n' https://github.com/OpenNMT/CTranslate2 "$commit" >"$build/src/sources.tsv.tmp"
+  local path
+  for path in "${submodules[@]}"; do
+    export_submodule "$ct2_git" "$commit" "$path" "$src_tree/$path"
+  done
+  ruy_git=$(mirror_of "$(submodule_url "$ct2_git" "$commit" third_party/ruy)")
+  ruy_commit=$(pinned_commit "$ct2_git" "$commit" third_party/ruy)
+  export_submodule "$ruy_git" "$ruy_commit" third_party/cpuinfo \
+    "$src_tree/third_party/ruy/third_party/cpuinfo"
+  mv "$build/src/sources.tsv.tmp" "$build/src/sources.tsv"
+  echo "ct2_check: CTranslate2 $ct2_ref and its submodules in $src_tree:"
+  cat "$build/src/sources.tsv"
+}
+
+stage_build() {
+  install_missing build-essential cmake ninja-build git libopenblas-dev
+  stage_source
+  mkdir -p "$logs"
+  local start
+  start=$(date +%s)
+  # Tests, benchmarks and tools of cpuinfo off: they would download googletest and benchmark.
+  cmake -S "$src_tree" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_RPATH="$prefix/lib" \
+    -DWITH_MKL=OFF -DWITH_DNNL=OFF -DWITH_CUDA=OFF -DWITH_OPENBLAS=ON -DWITH_RUY=ON \
+    -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON -DBUILD_TESTS=OFF \
+    -DCPUINFO_BUILD_UNIT_TESTS=OFF -DCPUINFO_BUILD_MOCK_TESTS=OFF \
+    -DCPUINFO_BUILD_BENCHMARKS=OFF -DCPUINFO_BUILD_TOOLS=OFF 2>&1 | tee "$logs/configure.log"
+  cmake --build "$build/cmake" -j"$(nproc)" 2>&1 | tee "$logs/build.log"
+  cmake --install "$build/cmake" 2>&1 | tee "$logs/install.log"
+  echo "ct2_check: built and installed CTranslate2 into $prefix in $(( $(date +%s) - start )) s" |
+    tee -a "$logs/build.log"
+  "$ct2" --help >/dev/null || die "$ct2 does not run (see $logs/)"
+}
+
+need_nmt() {
+  [[ -x $nmt ]] || die "$nmt is not an executable: build nmt first (scripts/setup.sh) or set NMT"
+  [[ -e $ckpt ]] || die "$ckpt: no such checkpoint (set CKPT to a checkpoint file or run directory)"
+}
+
+stage_export() {
+  need_nmt
+  local models q
+  models=$build/models/$(run_name)
+  mkdir -p "$models"
+  for q in float32 int8; do
+    rm -rf "${models:?}/$q"
+    "$nmt" export --checkpoint "$ckpt" --format ctranslate2 --output "$models/$q" --quantization "$q"
+  done
+}
+
+# One field of the checkpoint run's config.json (e.g. model.max_len), for the output limit.
+config_value() {
+  local dir=$ckpt
+  [[ -d $dir ]] || dir=$(dirname "$ckpt")
+  [[ -f $dir/config.json ]] ||
+    die "$dir/config.json is missing: the run's config gives model.max_len and the languages"
+  /usr/bin/python3 -c 'import json, sys
+value = json.load(open(sys.argv[1]))
+for key in sys.argv[2].split("."):
+    value = value[key]
+print(value)' "$dir/config.json" "$1"
+}
+
+# The piece of id ID in an exported model directory's (target) vocabulary.
+vocab_piece() {
+  local file=$1/shared_vocabulary.json
+  [[ -f $file ]] || file=$1/target_vocabulary.json
+  /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])])' "$file" "$2"
+}
+
+# Runs COMMAND..., appending "system<TAB>kind<TAB>wall seconds<TAB>sentences<TAB>command" to
+# OUT/runs.tsv. Usage: timed SYSTEM KIND SENTENCES COMMAND...
+timed() {
+  local system=$1 kind=$2 sentences=$3 start end
+  shift 3
+  echo "ct2_check: $system ($kind)"
+  start=$(date +%s.%N)
+  "$@" 2>>"$work/$system.$kind.log" || die "$system ($kind) failed: see $work/$system.$kind.log"
+  end=$(date +%s.%N)
+  printf '%s\t%s\t%s\t%s\t%s\n' "$system" "$kind" \
+    "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')" "$sentences" "$*" \
+    >>"$out/runs.tsv"
+}
+
+# The tokens of the search settings, one system name per beam: greedy or beam<N>.
+search_name() { if (($1 == 1)); then echo greedy; else echo "beam$1"; fi; }
+
+stage_translate() {
+  need_nmt
+  [[ -x $ct2 ]] || die "$ct2 is missing: run 'scripts/ct2_check.sh build' first"
+  if ! command -v "$spm_encode" >/dev/null || ! command -v "$spm_decode" >/dev/null; then
+    install_missing sentencepiece  # Debian's spm_encode and spm_decode
+  fi
+  local name models src_lang tgt_lang max_len limit source
+  name=$(run_name)
+  models=$build/models/$name
+  [[ -f $models/float32/model.bin && -f $models/int8/model.bin ]] ||
+    die "$models/{float32,int8} missing: run 'scripts/ct2_check.sh export' first"
+  src_lang=$(config_value data.src_lang)
+  tgt_lang=$(config_value data.tgt_lang)
+  max_len=$(config_value model.max_len)
+  limit=$((max_len - 1))
+  source=$data_dir/$split.$src_lang.gz
+  [[ -f $source && -f $data_dir/$split.$tgt_lang.gz ]] ||
+    die "$source or its reference is missing (scripts/get_multi30k.sh, or set DATA_DIR/SPLIT)"
+  out=${OUT:-docs/results/ct2_$name}
+  work=$build/work/$name
+  rm -rf "$work" "$out/hyp" "$out/runs.tsv"
+  mkdir -p "$work" "$out/hyp"
+
+  local src_spm=$models/float32/sentencepiece.model tgt_spm=$models/float32/sentencepiece.model
+  [[ -f $src_spm ]] || { src_spm=$models/float32/source.spm; tgt_spm=$models/float32/target.spm; }
+  zcat "$source" >"$work/src.txt"
+  head -1 "$work/src.txt" >"$work/first.txt"
+  local sentences
+  sentences=$(wc -l <"$work/src.txt")
+  "$spm_encode" --model="$src_spm" --output_format=piece <"$work/src.txt" >"$work/src.pieces"
+  head -1 "$work/src.pieces" >"$work/first.pieces"
+  local pad bos
+  pad=$(vocab_piece "$models/float32" 0)
+  bos=$(vocab_piece "$models/float32" 2)
+
+  local q b system input n kind
+  for q in float32 int8; do
+    for b in 1 "$beam"; do
+      system=ct2_${q}_$(search_name "$b")
+      for kind in startup full; do
+        if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
+        else input=$work/first.pieces n=1; fi
+        # OpenBLAS (fp32 GEMMs) keeps its own threads: CTranslate2 sets only OpenMP's and ruy's.
+        timed "$system" "$kind" "$n" env OPENBLAS_NUM_THREADS="$threads" \
+          "$ct2" --model "$models/$q" --src "$input" --out "$work/$system.$kind.pieces" \
+          --device cpu --compute_type "$q" \
+          --intra_threads "$threads" --inter_threads 1 --beam_size "$b" --length_penalty 0 \
+          --batch_size "$batch_size" --max_input_length "$max_len" \
+          --max_decoding_length "$limit" --min_decoding_length 0 --suppress_sequences "$pad,$bos"
+      done
+      "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$system.full.pieces" |
+        gzip -n >"$out/hyp/$system.$tgt_lang.gz"
+    done
+  done
+  for b in 1 "$beam"; do
+    system=nmt_$(search_name "$b")
+    for kind in startup full; do
+      if [[ $kind == full ]]; then input=$work/src.txt n=$sentences
+      else input=$work/first.txt n=1; fi
+      timed "$system" "$kind" "$n" "$nmt" translate --checkpoint "$ckpt" --device cpu \
+        --precision fp32 --threads "$threads" --beam "$b" --nbest 1 --length-penalty 0 \
+        --early-stopping=false --max-len "$limit" --input "$input" --output "$work/$system.$kind.txt"
+    done
+    gzip -n <"$work/$system.full.txt" >"$out/hyp/$system.$tgt_lang.gz"
+  done
+  write_meta "$out/meta.json" "$name" "$src_lang" "$tgt_lang" "$limit"
+}
+
+# OUT/meta.json: what was run, where and on what (read by scripts/ct2_compare.py).
+write_meta() {
+  local sources=""
+  [[ -f $build/src/sources.tsv ]] && sources=$build/src/sources.tsv
+  NMT_SCRIPTS=$root/scripts /usr/bin/python3 - "$@" "$ckpt" "$split" "$data_dir" "$threads" "$beam" "$batch_size" \
+    "$ct2_ref" "$sources" "$("$nmt" --version 2>&1 | head -1)" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.environ["NMT_SCRIPTS"])
+from host_info import host_info  # scripts/host_info.py
+(path, name, src_lang, tgt_lang, limit, ckpt, split, data_dir, threads, beam, batch_size, ct2_ref, sources,
+ nmt_version) = sys.argv[1:]
+rows = [line.rstrip("\n").split("\t") for line in open(sources)] if sources else []
+json.dump({
+    "run": name, "checkpoint": ckpt, "split": split, "data_dir": data_dir,
+    "src_lang": src_lang, "tgt_lang": tgt_lang,
+    "threads": int(threads), "beam": int(beam), "ct2_batch_size": int(batch_size),
+    "max_decoding_length": int(limit), "length_penalty": 0,
+    "ctranslate2": {"ref": ct2_ref,
+                    "sources": [{"path": p, "url": u, "commit": c} for p, u, c in rows],
+                    "cmake": "-DWITH_MKL=OFF -DWITH_DNNL=OFF -DWITH_CUDA=OFF -DWITH_OPENBLAS=ON "
+                             "-DWITH_RUY=ON -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON, Release"},
+    "nmt": nmt_version, **host_info(),
+    "env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+                                       "OMP_NUM_THREADS", "OMP_WAIT_POLICY") if k in os.environ},
+}, open(path, "w"), indent=2)
+EOF
+}
+
+stage_compare() {
+  local name
+  name=$(run_name)
+  out=${OUT:-docs/results/ct2_$name}
+  [[ -f $out/runs.tsv && -f $out/meta.json ]] ||
+    die "$out has no runs: run 'scripts/ct2_check.sh translate' first"
+  /usr/bin/python3 scripts/ct2_compare.py "$out"
+}
+
+case "${1:-}" in
+  source) stage_source ;;
+  build) stage_build ;;
+  export) stage_export ;;
+  translate) stage_translate ;;
+  compare) stage_compare ;;
+  all) stage_build; stage_export; stage_translate; stage_compare ;;
+  -h|--help) usage ;;
+  "") usage >&2; exit 2 ;;
+  *) echo "ct2_check: unknown stage '$1' (source, build, export, translate, compare or all; see --help)" >&2
+     exit 2 ;;
+esac

@@ -1,0 +1,32 @@
+#!/usr/bin/python3
+"""What a measurement ran on, for the benchmark scripts' JSON records (bench_stopping.sh,
+ct2_check.sh): `host_info()` gives the commit, CPU model, core count, whether it has AVX512-BF16
+and the UTC date. Run directly, it prints that as JSON.
+"""
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+
+
+def run(*args):
+    """A command's stdout, stripped, or "" when it cannot run or fails."""
+    try:
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def host_info():
+    cpuinfo = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {"commit": run("git", "describe", "--always", "--dirty"), "cpu": cpu,
+            "cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in cpuinfo,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+if __name__ == "__main__":
+    print(json.dumps(host_info(), indent=2))
