@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 /// The steps of the snapshot files in `run_dir`, in order.
 std::vector<int64_t> snapshot_steps(const fs::path& run_dir) {
   std::vector<int64_t> steps;
-  const SnapshotPlan plan(run_dir, TrainConfig{});
+  const TrainConfig config;  // outlives the plan, which keeps a reference
+  const SnapshotPlan plan(run_dir, config);
   for (const auto& file : plan.files()) steps.push_back(read_checkpoint_state(file).step);
   return steps;
 }
@@ -64,7 +65,8 @@ TEST(SnapshotPlan, TakesEachPointOnceAndNothingBeforeTheWindow) {
   EXPECT_FALSE(jumpy.take(0.85));
   EXPECT_TRUE(jumpy.take(0.9));
   EXPECT_TRUE(jumpy.take(1.0));
-  SnapshotPlan off(test::temp_dir("snap_off"), window(0, 0.5));
+  const TrainConfig none = window(0, 0.5);  // outlives the plan, which keeps a reference
+  SnapshotPlan off(test::temp_dir("snap_off"), none);
   off.start(0, 0.0);
   EXPECT_FALSE(off.take(1.0));
 }

@@ -21,6 +21,7 @@ class SnapshotPlan {
  public:
   /// `config` must outlive the plan (the Trainer's own config).
   SnapshotPlan(std::filesystem::path run_dir, const TrainConfig& config);
+  SnapshotPlan(std::filesystem::path run_dir, TrainConfig&& config) = delete;  // would dangle
 
   bool enabled() const { return config_.average_snapshots > 0 && config_.average_window > 0.0; }
 
