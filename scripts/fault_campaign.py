@@ -47,17 +47,36 @@ def metrics_size(run_dir):
         return 0
 
 
+def last_step(run_dir):
+    """The step of metrics.jsonl's last train record, or 0."""
+    try:
+        with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return 0
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:  # being written
+            continue
+        if record.get("kind") == "train":
+            return record["step"]
+    return 0
+
+
 def kill_once(proc, run_dir, mode, moment):
-    """Kills proc at `moment` = (phase, seconds): ("startup", s) s seconds after its start, or
-    ("training", s) s seconds after its metrics.jsonl changed (cut by the resume or a first
-    step logged); in mode "write", at the first
-    moment after that when a file is being written. Returns (seconds into the attempt, files
-    being written) or None if the process ended first."""
+    """Kills proc at `moment` = (phase, target, seconds): ("startup", 0, s) s seconds after its
+    start, or ("training", step, s) s seconds after it logged `step` (or a later one; at once
+    when it resumed beyond it); in mode "write", at the first moment after that when a file is
+    being written. Returns (seconds into the attempt, files being written) or None if the
+    process ended first."""
     began = time.monotonic()
-    phase, delay = moment
-    if phase == "training":  # wait for this attempt's first step record
+    phase, target, delay = moment
+    if phase == "training":  # wait for this attempt's first step record, then for `target`
         size = metrics_size(run_dir)
         while metrics_size(run_dir) == size and proc.poll() is None:
+            time.sleep(0.002)
+        while last_step(run_dir) < target and proc.poll() is None:
             time.sleep(0.002)
     start = time.monotonic()
     while time.monotonic() - start < delay:
@@ -137,19 +156,23 @@ def main():
         sys.exit("fault_campaign: the uninterrupted run failed (see %s/campaign.log)" % a.work)
     ref_seconds = time.monotonic() - began
     training = max(0.1, ref_seconds - startup)
-    # Kill moments: a quarter during start-up (loading, tokenizer, config.json), the rest within
-    # about a 1/N share of the training time after the attempt's first step, so N kills fit.
-    def moment():
+    # Kill moments: a quarter during start-up (loading, tokenizer, config.json), the rest after a
+    # step drawn from the kill's own share of the run (kill i of N: steps i/N to (i+1)/N of it),
+    # so the kills cover the whole run, its end (snapshots, the average) included, plus a delay
+    # of up to two steps.
+    step_seconds = training / a.steps
+    def moment(i):
         if rng.random() < 0.25:
-            return "startup", rng.uniform(0.0, startup)
-        return "training", rng.uniform(0.0, 1.5 * training / a.kills)
+            return "startup", 0, rng.uniform(0.0, startup)
+        target = int(rng.uniform(i, i + 1) * a.steps / a.kills)
+        return "training", min(target, a.steps - 1), rng.uniform(0.0, 2 * step_seconds)
 
     rows, attempts, restarts = [], 0, 0
     while len(rows) < a.kills:
         mode = "write" if len(rows) % 2 == 1 else "time"
         attempts += 1
         proc, resumed = start(a.nmt, run_dir, config_file, open(attempt_log(attempts), "wb"))
-        outcome = kill_once(proc, run_dir, mode, moment())
+        outcome = kill_once(proc, run_dir, mode, moment(len(rows)))
         if outcome is None:  # finished before the kill: start the interrupted run over
             restarts += 1
             if proc.returncode != 0 or restarts > 3:
@@ -182,13 +205,20 @@ def main():
     checks.append(("every checkpoint loads", not bad and bool(names),
                    "%d checkpoints (%s)%s" % (len(names), " ".join(names),
                                               "; " + "; ".join(bad) if bad else "")))
-    wa, wb = os.path.join(a.work, "reference.bin"), os.path.join(a.work, "interrupted.bin")
-    ia, _ = inspect(a.nmt, os.path.join(ref_dir, "last.pt"), wa)
-    ib, _ = inspect(a.nmt, os.path.join(run_dir, "last.pt"), wb)
-    same = ia is not None and ib is not None and open(wa, "rb").read() == open(wb, "rb").read()
-    checks.append(("final weights equal the uninterrupted run's bit for bit", same,
-                   "step %s vs %s, %d bytes compared" % (ia and ia["step"], ib and ib["step"],
-                                                         os.path.getsize(wa))))
+    for name, what in (("last.pt", "final weights"), ("averaged.pt", "averaged weights")):
+        wa, wb = os.path.join(a.work, "reference.bin"), os.path.join(a.work, "interrupted.bin")
+        ia, _ = inspect(a.nmt, os.path.join(ref_dir, name), wa)
+        ib, _ = inspect(a.nmt, os.path.join(run_dir, name), wb)
+        same = ia is not None and ib is not None and open(wa, "rb").read() == open(wb, "rb").read()
+        checks.append(("%s equal the uninterrupted run's bit for bit" % what, same,
+                       "%s: step %s vs %s, %d bytes compared" % (
+                           name, ia and ia["step"], ib and ib["step"],
+                           os.path.getsize(wa) if os.path.exists(wa) else 0)))
+    steps = lambda d: sorted(int(m.group(1)) for m in
+                             (re.fullmatch(r"snapshot_(\d+)\.pt", n) for n in os.listdir(d)) if m)
+    snapshots = [steps(ref_dir), steps(run_dir)]
+    checks.append(("the same snapshots averaged", snapshots[0] == snapshots[1],
+                   "steps %s vs %s" % (snapshots[0], snapshots[1])))
     for name in ("best.pt",):
         ra, _ = inspect(a.nmt, os.path.join(ref_dir, name))
         rb, _ = inspect(a.nmt, os.path.join(run_dir, name))

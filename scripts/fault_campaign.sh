@@ -3,7 +3,8 @@
 # interruption, then again while SIGKILLing it at N random moments (about half of them while a
 # checkpoint or other file is being written) and resuming after each kill; then checks that
 #   - every checkpoint left on disk loads (nmt inspect) and no temporary file is left;
-#   - the final weights equal the uninterrupted run's bit for bit (cmp of nmt inspect dumps);
+#   - the final and the averaged weights equal the uninterrupted run's bit for bit (cmp of nmt
+#     inspect dumps), from the same snapshots;
 #   - metrics.jsonl has exactly one record per logged step, the same records as the
 #     uninterrupted run (same kinds and steps, same losses), and train.log one line per step.
 # Prints a table of the kills and the checks; exits 0 only if every check passed.

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "train/checkpoint.h"
 #include "train/snapshots.h"
 #include "trainer_test_util.h"
@@ -128,6 +129,29 @@ TEST(SnapshotAverage, ARaisedLimitMovesTheWindow) {
   test::train(config, /*resume=*/true);
   EXPECT_EQ(snapshot_steps(dir), (std::vector<int64_t>{50, 60, 70, 80}));
   EXPECT_EQ(load_checkpoint(dir / "averaged.pt", at::kCPU).state.step, 80);
+}
+
+// A crash at a snapshot loses none: the snapshot is written before the step's last.pt, so the
+// resume starts before it and takes it again. Here the crash is a write that fails (the snapshot's
+// name is taken by a directory) at step 30, which is also a validation step.
+TEST(SnapshotAverage, ACrashWritingASnapshotLosesNoneOfTheAverage) {
+  const auto dir = test::temp_dir("snap_crash");
+  Config whole = averaging_config(dir / "whole", 40, 4, 0.5);
+  whole.train.validate_every = 5;
+  test::train(whole);
+  Config crashed = whole;
+  crashed.train.run_dir = (dir / "crashed").string();
+  fs::create_directories(dir / "crashed" / "snapshot_30.pt" / "taken");
+  EXPECT_THROW(test::train(crashed), Error);
+  EXPECT_LT(read_checkpoint_state(dir / "crashed" / "last.pt").step, 30);
+  fs::remove_all(dir / "crashed" / "snapshot_30.pt");
+  test::train(crashed, /*resume=*/true);
+  EXPECT_EQ(snapshot_steps(dir / "crashed"), snapshot_steps(dir / "whole"));
+  const LoadedModel a = load_checkpoint(dir / "whole" / "averaged.pt", at::kCPU);
+  const LoadedModel b = load_checkpoint(dir / "crashed" / "averaged.pt", at::kCPU);
+  for (const auto& item : a.model->named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), b.model->named_parameters()[item.key()])) << item.key();
+  }
 }
 
 TEST(SnapshotAverage, NoneWhenTurnedOff) {

@@ -19,6 +19,8 @@ std::vector<std::pair<int64_t, fs::path>> snapshot_files(const fs::path& run_dir
   std::vector<std::pair<int64_t, fs::path>> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+    std::error_code type_ec;
+    if (!entry.is_regular_file(type_ec)) continue;  // a directory of that name is not ours
     std::smatch match;
     const std::string name = entry.path().filename().string();
     if (std::regex_match(name, match, pattern))

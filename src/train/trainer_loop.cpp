@@ -217,11 +217,13 @@ void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
     w.loss_sum = w.nll_sum = w.seconds = 0.0;
     w.tokens = 0;
   }
-  if (scheduler_.validates_after_step(state_.step)) {
-    run_validation(summary);
-  }
+  // The snapshot before validation's last.pt: a resume from last.pt at this step takes no
+  // snapshot again, so one killed between the two would be missing from the average.
   if (comm_->is_main() && snapshots_.take(progress())) {
     save(snapshots_.path(state_.step), /*with_optimizer=*/false);
+  }
+  if (scheduler_.validates_after_step(state_.step)) {
+    run_validation(summary);
   }
   check_stop(summary);
 }
