@@ -55,7 +55,7 @@
 # spm_decode). The goal (issue 58): float32 outputs identical to nmt's for >= 99% of the
 # sentences and BLEU within 0.1, greedy and beam; compare exits 1 when it is missed.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 build=${CT2_BUILD:-build-ct2}
@@ -259,40 +259,46 @@ timed() {
 # The tokens of the search settings, one system name per beam: greedy or beam<N>.
 search_name() { if (($1 == 1)); then echo greedy; else echo "beam$1"; fi; }
 
-stage_translate() {
-  need_nmt
-  [[ -x $ct2 ]] || die "$ct2 is missing: run 'scripts/ct2_check.sh build' first"
+# The test set as both engines read it, into $work (the caller sets it and $models, the export's
+# directory): src.txt and first.txt (text), src.pieces and first.pieces (SentencePiece pieces).
+# Sets src_lang, tgt_lang, limit (the output limit, model.max_len - 1), max_len, tgt_spm,
+# sentences, and pad and bos (the pieces CTranslate2 must not emit).
+prepare_inputs() {
   if ! command -v "$spm_encode" >/dev/null || ! command -v "$spm_decode" >/dev/null; then
     install_missing sentencepiece  # Debian's spm_encode and spm_decode
   fi
-  local name models src_lang tgt_lang max_len limit source
-  name=$(run_name)
-  models=$build/models/$name
-  [[ -f $models/float32/model.bin && -f $models/int8/model.bin ]] ||
-    die "$models/{float32,int8} missing: run 'scripts/ct2_check.sh export' first"
   src_lang=$(config_value data.src_lang)
   tgt_lang=$(config_value data.tgt_lang)
   max_len=$(config_value model.max_len)
   limit=$((max_len - 1))
-  source=$data_dir/$split.$src_lang.gz
+  local source=$data_dir/$split.$src_lang.gz
   [[ -f $source && -f $data_dir/$split.$tgt_lang.gz ]] ||
     die "$source or its reference is missing (scripts/get_multi30k.sh, or set DATA_DIR/SPLIT)"
+  local src_spm=$models/float32/sentencepiece.model
+  tgt_spm=$src_spm
+  [[ -f $src_spm ]] || { src_spm=$models/float32/source.spm; tgt_spm=$models/float32/target.spm; }
+  zcat "$source" >"$work/src.txt"
+  head -1 "$work/src.txt" >"$work/first.txt"
+  sentences=$(wc -l <"$work/src.txt")
+  "$spm_encode" --model="$src_spm" --output_format=piece <"$work/src.txt" >"$work/src.pieces"
+  head -1 "$work/src.pieces" >"$work/first.pieces"
+  pad=$(vocab_piece "$models/float32" 0)
+  bos=$(vocab_piece "$models/float32" 2)
+}
+
+stage_translate() {
+  need_nmt
+  [[ -x $ct2 ]] || die "$ct2 is missing: run 'scripts/ct2_check.sh build' first"
+  local name models src_lang tgt_lang max_len limit tgt_spm sentences pad bos
+  name=$(run_name)
+  models=$build/models/$name
+  [[ -f $models/float32/model.bin && -f $models/int8/model.bin ]] ||
+    die "$models/{float32,int8} missing: run 'scripts/ct2_check.sh export' first"
   out=${OUT:-docs/results/ct2_$name}
   work=$build/work/$name
   rm -rf "$work" "$out/hyp" "$out/runs.tsv"
   mkdir -p "$work" "$out/hyp"
-
-  local src_spm=$models/float32/sentencepiece.model tgt_spm=$models/float32/sentencepiece.model
-  [[ -f $src_spm ]] || { src_spm=$models/float32/source.spm; tgt_spm=$models/float32/target.spm; }
-  zcat "$source" >"$work/src.txt"
-  head -1 "$work/src.txt" >"$work/first.txt"
-  local sentences
-  sentences=$(wc -l <"$work/src.txt")
-  "$spm_encode" --model="$src_spm" --output_format=piece <"$work/src.txt" >"$work/src.pieces"
-  head -1 "$work/src.pieces" >"$work/first.pieces"
-  local pad bos
-  pad=$(vocab_piece "$models/float32" 0)
-  bos=$(vocab_piece "$models/float32" 2)
+  prepare_inputs
 
   local q b system input n kind
   for q in float32 int8; do
@@ -363,6 +369,9 @@ stage_compare() {
     die "$out has no runs: run 'scripts/ct2_check.sh translate' first"
   /usr/bin/python3 scripts/ct2_compare.py "$out"
 }
+
+# Sourced (scripts/bench_deploy.sh): the settings, helpers and stages above, nothing run.
+[[ ${BASH_SOURCE[0]} == "$0" ]] || return 0
 
 case "${1:-}" in
   source) stage_source ;;

@@ -21,6 +21,7 @@ packages=(
   libcpp-httplib-dev                           # HTTP server of nmt serve (optional for the build)
   strace                                       # tests: the fsync/rename order of checkpoint writes
   libgloo-dev                                  # multi-process training's c10d Gloo (optional)
+  libdnnl-dev                                  # oneDNN: int8 decoding (optional for the build)
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot
   clang-format                                 # scripts/check_format.sh (CI)
 )

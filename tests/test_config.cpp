@@ -100,7 +100,8 @@ nlohmann::json every_field_changed() {
             {"mbr_metric", "chrf"},
             {"sample", 5},
             {"epsilon", 0.03},
-            {"seed", 7}}}};
+            {"seed", 7},
+            {"quantization", "int8"}}}};
 }
 
 // Every field, each changed from its default, survives save and load; and the hand-written list
@@ -120,7 +121,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 81u);
+  EXPECT_EQ(keys, 82u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/precision.h"
 #include "data/corpus.h"
 #include "decode/mbr.h"
 #include "decode/search.h"
@@ -65,6 +66,37 @@ TEST(Translator, MatchesDecodeAllInInputOrder) {
   for (size_t i = 0; i < lines.size(); ++i) {
     EXPECT_EQ(results[i].nbest[0].tokens, expected[i][0].tokens) << i;
     EXPECT_EQ(results[i].best(), test::fixture_tokenizer().decode_tgt(expected[i][0].tokens));
+  }
+}
+
+// Workers decode the same batches on their own threads: the same hypotheses and scores as one,
+// greedy and beam, and under bf16 autocast too (each worker takes the caller's autocast: a
+// worker without it would score in fp32).
+TEST(Translator, WorkersGiveWhatOneGives) {
+  Seq2Seq model = test::fixture_model(4, /*eos_bias=*/1.0);
+  model->eval();
+  std::vector<std::vector<int64_t>> sources;
+  for (int i = 0; i < 24; ++i) {
+    std::vector<int64_t> ids;
+    for (int j = 0; j <= i % 7; ++j) ids.push_back(4 + (i * 7 + j * 3) % 50);
+    sources.push_back(ids);
+  }
+  for (int64_t beam : {1, 3}) {
+    DecodeConfig config = short_outputs(beam, beam);
+    config.batch_tokens = 40;  // many small batches
+    for (bool bf16 : {false, true}) {
+      AutocastGuard autocast(bf16 ? Precision::kBf16 : Precision::kFp32, at::kCPU);
+      const auto one = decode_all(model, sources, config, at::kCPU);
+      const auto three = decode_all(model, sources, config, at::kCPU, nullptr, /*workers=*/3);
+      ASSERT_EQ(one.size(), three.size());
+      for (size_t i = 0; i < one.size(); ++i) {
+        ASSERT_EQ(one[i].size(), three[i].size()) << i;
+        for (size_t k = 0; k < one[i].size(); ++k) {
+          EXPECT_EQ(one[i][k].tokens, three[i][k].tokens) << "beam " << beam << " source " << i;
+          EXPECT_EQ(one[i][k].score, three[i][k].score) << "beam " << beam << " bf16 " << bf16;
+        }
+      }
+    }
   }
 }
 

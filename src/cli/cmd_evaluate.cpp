@@ -98,6 +98,7 @@ int run_evaluate(int argc, char** argv) {
       "  nmt evaluate --checkpoint run/best.pt --src test.en --ref test.de\n"
       "  nmt evaluate --checkpoint run --corpus '{\"tsv\": \"test.tsv\"}'\n");
   add_decode_options(options);
+  add_workers_option(options, "model");
   // clang-format off
   options.add_options("test set")
       ("split", "split(s) of data.dir, comma-separated, e.g. test_2016_flickr,val",
@@ -124,6 +125,7 @@ int run_evaluate(int argc, char** argv) {
   auto session = open_decode_session(args, overrides_from_args(args));
   install_interrupt_handlers();  // Ctrl-C / SIGTERM: keep the hypotheses so far, then stop
   session.translator->set_stop(&interrupted);
+  session.translator->set_workers(decoding_workers(args, session.device));
   const Config& config = session.loaded.config;
   const std::vector<TestSet> sets = test_sets(args, "ref");
   for (const auto& set : sets) {  // a missing split is reported before any decoding

@@ -33,9 +33,6 @@ void add_serve_options(cxxopts::Options& options) {
        cxxopts::value<int64_t>()->default_value(number(d.batching.max_batch_tokens)), "N")
       ("max-wait-ms", "how long a request waits for others to batch with",
        cxxopts::value<int64_t>()->default_value(number(d.batching.max_wait.count())), "M")
-      ("workers", "batches decoded at once, each on its own thread, sharing --threads among "
-       "them (0: one single-threaded worker per thread on a CPU, 1 on CUDA)",
-       cxxopts::value<int64_t>()->default_value("0"), "N")
       ("queue", "requests waiting to be decoded; more are answered 503",
        cxxopts::value<size_t>()->default_value(number(d.batching.capacity)), "N")
       ("max-body-bytes", "request body limit (413 above)",
@@ -60,7 +57,6 @@ ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
   options.batching.max_batch_tokens = args["max-batch-tokens"].as<int64_t>();
   options.batching.max_wait = std::chrono::milliseconds(args["max-wait-ms"].as<int64_t>());
   options.batching.capacity = args["queue"].as<size_t>();
-  options.batching.workers = args["workers"].as<int64_t>();
   options.batching.precision =
       require_choice<Precision>("--precision", args["precision"].as<std::string>());
   options.limits.max_body_bytes = args["max-body-bytes"].as<size_t>();
@@ -75,10 +71,6 @@ ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
     throw Error("--max-wait-ms must be in 0..10000");
   }
   if (options.batching.capacity < 1) throw Error("--queue must be >= 1");
-  if (options.batching.workers < 0 || options.batching.workers > 64) {
-    throw Error("--workers must be in 0..64 (0: automatic), got " +
-                std::to_string(options.batching.workers));
-  }
   if (options.limits.max_beam < 1) throw Error("--max-beam must be >= 1");
   if (options.http_threads < 1 || options.read_timeout_s < 1) {
     throw Error("--http-threads and --read-timeout must be >= 1");
@@ -99,22 +91,15 @@ int run_serve(int argc, char** argv) {
       "  curl -s localhost:8080/translate -d '{\"text\": \"A dog runs.\"}'\n");
   add_decode_options(options);
   add_serve_options(options);
+  add_workers_option(options, "server");
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   require_http_server();  // before loading a model the server could not serve
   auto serve_options = serve_options_from_args(args);
   auto session = open_decode_session(args);
   // OpenMP's thread count is per thread: the decoding threads share the one --threads set here.
-  // On a CPU, one single-threaded worker per thread by default (as Marian's --cpu-threads): a
-  // beam step over a few sentences is many small ops that two threads barely speed up, so under
-  // concurrency independent batches use the cores better (docs/serve.md, Benchmark).
-  if (serve_options.batching.workers == 0) {
-    serve_options.batching.workers =
-        session.device.is_cuda() ? 1 : std::min<int64_t>(64, at::get_num_threads());
-  }
-  const int64_t workers = serve_options.batching.workers;
+  const int64_t workers = serve_options.batching.workers = decoding_workers(args, session.device);
   serve_options.batching.threads = std::max<int64_t>(1, at::get_num_threads() / workers);
-  if (workers > 1) set_blas_threads(1);  // OpenBLAS's pool is one for the process
   ServedModel served{session.loaded.model, session.loaded.tokenizer, session.loaded.config,
                      session.device, session.checkpoint.string()};
   served.config.decode = session.translator->config();

@@ -202,11 +202,13 @@ int run_translate(int argc, char** argv) {
       "  nmt translate --checkpoint run/best.pt --beam 5 < test.en > hyp.de\n");
   std::ios::sync_with_stdio(false);  // std::cin buffers itself, so in_avail() sees whole chunks
   add_decode_options(options);
+  add_workers_option(options, "model");
   add_translate_options(options);
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args);
   Translator& translator = *session.translator;
+  translator.set_workers(decoding_workers(args, session.device));
   std::optional<AttentionOptions> attention;
   if (args.count("attention")) attention = attention_options(args, translator.model()->config());
   std::unique_ptr<std::ofstream> file_out;

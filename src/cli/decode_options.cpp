@@ -1,10 +1,12 @@
 #include "cli/decode_options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "core/device.h"
 #include "core/error.h"
+#include "model/quantize.h"
 
 namespace nmt::cli {
 
@@ -57,8 +59,30 @@ void add_decode_options(cxxopts::Options& options) {
        cxxopts::value<int64_t>(), "N")
       ("epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
        cxxopts::value<double>(), "E")
-      ("seed", "sampling seed", cxxopts::value<int64_t>(), "S");
+      ("seed", "sampling seed", cxxopts::value<int64_t>(), "S")
+      ("quantization", "CPU decoding with int8 linear layers: none | int8 "
+       "(decode.quantization)", cxxopts::value<std::string>(), "Q");
   // clang-format on
+}
+
+void add_workers_option(cxxopts::Options& options, const std::string& group) {
+  options.add_options(group)(
+      "workers",
+      "batches decoded at once, each on its own thread, sharing --threads among them (0: one "
+      "single-threaded worker per thread on a CPU, 1 on CUDA)",
+      cxxopts::value<int64_t>()->default_value("0"), "N");
+}
+
+int64_t decoding_workers(const cxxopts::ParseResult& args, const at::Device& device) {
+  int64_t workers = args["workers"].as<int64_t>();
+  if (workers < 0 || workers > 64) {
+    throw Error("--workers must be in 0..64 (0: automatic), got " + std::to_string(workers));
+  }
+  // A beam step over a few sentences is many small ops that two threads barely speed up, so
+  // independent batches use the cores better (docs/serve.md, Benchmark).
+  if (workers == 0) workers = device.is_cuda() ? 1 : std::min<int64_t>(64, at::get_num_threads());
+  if (workers > 1) set_blas_threads(1);
+  return workers;
 }
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
@@ -71,6 +95,10 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
   if (args.count("mbr-metric")) {
     base.mbr_metric =
         require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
+  }
+  if (args.count("quantization")) {
+    base.quantization =
+        require_choice<Quantization>("--quantization", args["quantization"].as<std::string>());
   }
   if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
   if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
@@ -98,6 +126,7 @@ std::string describe_search(const DecodeConfig& decode) {
   if (decode.sample == 0 && decode.beam > 1 && decode.early_stopping) {
     description += ", early stopping";
   }
+  if (decode.quantization == Quantization::kInt8) description += ", int8 weights";
   if (decode.mbr > 0) {
     description += ", MBR " + std::string(choice_name(decode.mbr_metric)) + " over " +
                    std::to_string(decode.mbr);
@@ -118,6 +147,9 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
       require_choice<Precision>("--precision", args["precision"].as<std::string>());
   session.autocast = std::make_unique<AutocastGuard>(precision, device);
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);
+  if (decode.quantization == Quantization::kInt8) {
+    session.weights = quantize_int8(session.loaded.model);
+  }
   session.translator =
       std::make_unique<Translator>(session.loaded.model, session.loaded.tokenizer, decode, device);
   return session;

@@ -25,6 +25,14 @@ void add_model_options(cxxopts::Options& options);
 /// --epsilon, --seed.
 void add_decode_options(cxxopts::Options& options);
 
+/// Adds --workers to `group` (translate, evaluate, serve).
+void add_workers_option(cxxopts::Options& options, const std::string& group);
+
+/// --workers for `device`: 0 is one single-threaded worker per intra-op thread on a CPU (as
+/// Marian's --cpu-threads) and 1 on CUDA; outside 0..64 an nmt::Error. With more than one,
+/// OpenBLAS gets one thread (its pool is one for the process).
+int64_t decoding_workers(const cxxopts::ParseResult& args, const at::Device& device);
+
 /// `base` (a checkpoint's decode section) with the decoding options given on the command line;
 /// without --beam, DecodeConfig::widen_beam_to_candidates. Validated.
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args);
@@ -40,6 +48,7 @@ struct DecodeSession {
   at::Device device;                        ///< where the model runs
   std::unique_ptr<AutocastGuard> autocast;  ///< bf16 autocast while the session lives
   std::unique_ptr<Translator> translator;
+  std::string weights = "float weights";  ///< or what --quantization int8 did (for reports)
 };
 
 /// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies `overrides`

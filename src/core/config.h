@@ -31,6 +31,7 @@ enum class Schedule { kInverseSqrt, kConstant, kLinear, kCosine };  ///< inverse
 enum class Metric { kBleu, kLoss };                                 ///< bleu | loss
 enum class MbrMetric { kBleu, kChrf };                              ///< bleu | chrf
 enum class InitKeep { kNone, kOptimizer };                          ///< none | optimizer
+enum class Quantization { kNone, kInt8 };                           ///< none | int8
 
 template <>
 struct ChoiceNames<Activation> {
@@ -79,6 +80,11 @@ template <>
 struct ChoiceNames<InitKeep> {
   static constexpr std::pair<InitKeep, const char*> names[] = {{InitKeep::kNone, "none"},
                                                                {InitKeep::kOptimizer, "optimizer"}};
+};
+template <>
+struct ChoiceNames<Quantization> {
+  static constexpr std::pair<Quantization, const char*> names[] = {{Quantization::kNone, "none"},
+                                                                   {Quantization::kInt8, "int8"}};
 };
 template <>
 struct ChoiceNames<MbrMetric> {
@@ -306,6 +312,10 @@ struct DecodeConfig {
   int64_t sample = 0;
   double epsilon = 0.02;
   int64_t seed = 1;  ///< sampling seed: the same inputs, seed and batches give the same samples
+  /// Weights of the linear layers when decoding on a CPU: none (as the checkpoint has them) or
+  /// int8 (quantized per output row when the model loads, activations per row at each step;
+  /// cpu/int8_linear.h). Training and teacher-forced scores ignore it.
+  Quantization quantization = Quantization::kNone;
 
   template <class F>
   void fields(F&& f) {
@@ -314,6 +324,7 @@ struct DecodeConfig {
     f("early_stopping", early_stopping);
     f("mbr", mbr), f("mbr_metric", mbr_metric);
     f("sample", sample), f("epsilon", epsilon), f("seed", seed);
+    f("quantization", quantization);
   }
   void validate() const;
   /// Every field that fields() lists is equal: the same inputs give the same outputs.

@@ -72,6 +72,21 @@ std::string describe_precision(Precision precision, const at::Device& device) {
          "train.precision=auto or fp32 is many times faster here)";
 }
 
+InheritedAutocast::State InheritedAutocast::State::current() {
+  return {is_enabled(false), is_enabled(true)};
+}
+
+InheritedAutocast::InheritedAutocast(const State& state) : state_(state) {
+  if (state_.cpu) set_enabled(false, true);
+  if (state_.cuda) set_enabled(true, true);
+}
+
+InheritedAutocast::~InheritedAutocast() {
+  if (state_.cpu) set_enabled(false, false);
+  if (state_.cuda) set_enabled(true, false);
+  if (state_.cpu || state_.cuda) at::autocast::clear_cache();
+}
+
 AutocastGuard::AutocastGuard(Precision precision, const at::Device& device)
     : enabled_(resolve_precision(precision, device) == Precision::kBf16), cuda_(device.is_cuda()) {
   if (!enabled_) return;

@@ -42,6 +42,24 @@ class AutocastGuard {
   bool previous_ = false;
 };
 
+/// Autocast is per thread: a thread that decodes for another (decode_all's workers) takes the
+/// other's switches. Capture them in the parent (InheritedAutocast::State::current()), and hold
+/// an InheritedAutocast in the child while it works.
+class InheritedAutocast {
+ public:
+  struct State {
+    bool cpu = false, cuda = false;
+    static State current();  ///< the calling thread's switches
+  };
+  explicit InheritedAutocast(const State& state);
+  ~InheritedAutocast();
+  InheritedAutocast(const InheritedAutocast&) = delete;
+  InheritedAutocast& operator=(const InheritedAutocast&) = delete;
+
+ private:
+  State state_;
+};
+
 /// `x` in autocast's dtype when autocast is on for x's device and x is float32, else `x` itself.
 /// Casting a tensor once before the several matmuls that read it (q/k/v of self-attention, the
 /// encoder output in every decoder layer's cross-attention) saves autocast a copy per matmul,

@@ -5,12 +5,18 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <string>
+#include <thread>
 
+#include "core/device.h"
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/special_ids.h"
 #include "decode/search_internal.h"
 
@@ -179,7 +185,8 @@ at::Tensor collate_sources(const std::vector<std::vector<int64_t>>& sources,
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
-                                                const at::Device& device, StopCheck stop) {
+                                                const at::Device& device, StopCheck stop,
+                                                int64_t workers) {
   config.validate();
   const int64_t max_src = model->config().max_len - 1;
   std::vector<int64_t> lengths;
@@ -192,9 +199,8 @@ std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
     }
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  auto generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(config.seed));
-  for (const auto& batch : decode_batches(lengths, config.batch_tokens, config.candidates())) {
-    if (stop != nullptr && stop()) break;
+  const auto batches = decode_batches(lengths, config.batch_tokens, config.candidates());
+  const auto decode_batch = [&](const std::vector<size_t>& batch, at::Generator& generator) {
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
     if (config.sample > 0) {
       auto samples = sample_search(model, src, config, generator);
@@ -208,7 +214,44 @@ std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
       auto nbest = beam_search(model, src, config);
       for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(nbest[row]);
     }
+  };
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(config.seed));
+  workers = std::min<int64_t>(workers, static_cast<int64_t>(batches.size()));
+  if (workers <= 1 || config.sample > 0) {
+    for (const auto& batch : batches) {
+      if (stop != nullptr && stop()) break;
+      decode_batch(batch, generator);
+    }
+    return results;
   }
+  // Each worker takes the next batch in order; a batch writes only its own sources' results.
+  const int64_t threads = std::max<int64_t>(1, at::get_num_threads() / workers);
+  const auto autocast = InheritedAutocast::State::current();
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stopped{false};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  const auto work = [&] {
+    try {
+      set_thread_intra_op_threads(threads);
+      InheritedAutocast inherited(autocast);
+      for (size_t i = next++; i < batches.size() && !stopped; i = next++) {
+        if (stop != nullptr && stop()) {
+          stopped = true;
+          break;
+        }
+        decode_batch(batches[i], generator);  // the generator is not read without sampling
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      stopped = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < workers; ++w) pool.emplace_back(work);
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
   return results;
 }
 

@@ -85,9 +85,13 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
 /// truncate (Translator does, with a warning).
 /// `stop` (optional) is asked before each batch; once it says true decoding ends there and the
 /// sources not yet decoded keep an empty hypothesis list (a decoded source always has one).
+/// `workers` > 1 decodes that many batches at once, each on its own thread with an equal share
+/// of the caller's intra-op threads (at least one) and the caller's autocast; the batches and so
+/// the outputs are the same as with one. Sampling always uses one (its generator is shared).
 std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
-                                                const at::Device& device, StopCheck stop = nullptr);
+                                                const at::Device& device, StopCheck stop = nullptr,
+                                                int64_t workers = 1);
 
 }  // namespace nmt

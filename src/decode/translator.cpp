@@ -127,7 +127,7 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
   if (sources.empty()) return results;
   DecodeConfig search = config_;
   if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
-  auto hypotheses = decode_all(model_, sources, search, device_, stop_);
+  auto hypotheses = decode_all(model_, sources, search, device_, stop_, workers_);
   for (size_t k = 0; k < positions.size(); ++k) {
     auto& nbest = results[positions[k]].nbest;
     if (hypotheses[k].empty()) {  // decoding stopped before this line's batch

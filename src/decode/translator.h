@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -99,6 +100,8 @@ class Translator {
   /// translate() returns at once and the lines not yet decoded come back `interrupted`.
   /// nullptr (the default): decode everything.
   void set_stop(StopCheck check) { stop_ = check; }
+  /// Batches decoded at once, each on its own thread (decode_all); 1 by default.
+  void set_workers(int64_t workers) { workers_ = std::max<int64_t>(1, workers); }
   StopCheck stop() const { return stop_; }
 
   const DecodeConfig& config() const { return config_; }
@@ -130,6 +133,7 @@ class Translator {
   at::Device device_;
   std::ostream* log_;
   StopCheck stop_ = nullptr;
+  int64_t workers_ = 1;
 };
 
 }  // namespace nmt

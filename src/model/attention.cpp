@@ -22,10 +22,10 @@ int64_t checked_head_dim(int64_t d_model, int64_t n_heads) {
 }  // namespace
 
 MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t d_model, int64_t n_heads, double dropout_p)
-    : fc_q(register_module("fc_q", torch::nn::Linear(d_model, d_model))),
-      fc_k(register_module("fc_k", torch::nn::Linear(d_model, d_model))),
-      fc_v(register_module("fc_v", torch::nn::Linear(d_model, d_model))),
-      fc_o(register_module("fc_o", torch::nn::Linear(d_model, d_model))),
+    : fc_q(register_module("fc_q", Linear(d_model, d_model))),
+      fc_k(register_module("fc_k", Linear(d_model, d_model))),
+      fc_v(register_module("fc_v", Linear(d_model, d_model))),
+      fc_o(register_module("fc_o", Linear(d_model, d_model))),
       dropout(register_module("dropout", Dropout(dropout_p))),
       n_heads_(n_heads),
       head_dim_(checked_head_dim(d_model, n_heads)),

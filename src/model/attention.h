@@ -3,9 +3,9 @@
 #include <tuple>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 
 #include "model/dropout.h"
+#include "model/linear.h"
 
 namespace nmt {
 
@@ -41,7 +41,7 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   int64_t n_heads() const { return n_heads_; }
   int64_t head_dim() const { return head_dim_; }
 
-  torch::nn::Linear fc_q{nullptr}, fc_k{nullptr}, fc_v{nullptr}, fc_o{nullptr};
+  Linear fc_q{nullptr}, fc_k{nullptr}, fc_v{nullptr}, fc_o{nullptr};
   Dropout dropout{nullptr};
 
  private:

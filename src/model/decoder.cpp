@@ -98,7 +98,7 @@ DecoderImpl::DecoderImpl(const ModelConfig& config, torch::nn::Embedding shared_
   if (config.tie_output) {
     output_bias = register_parameter("output_bias", at::zeros({config.tgt_vocab_size}));
   } else {
-    output = register_module("output", torch::nn::Linear(config.d_model, config.tgt_vocab_size));
+    output = register_module("output", Linear(config.d_model, config.tgt_vocab_size));
   }
 }
 
@@ -120,6 +120,7 @@ DecoderOutput DecoderImpl::hidden(const at::Tensor& tgt, const at::Tensor& memor
 
 at::Tensor DecoderImpl::project(const at::Tensor& hidden_states) {
   if (output) return output->forward(hidden_states);
+  if (tied_int8) return tied_int8->forward(hidden_states);
   return at::linear(hidden_states, embeddings->token_weight(), output_bias);
 }
 

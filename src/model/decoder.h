@@ -1,16 +1,17 @@
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
 #include "core/config.h"
 #include "model/attention.h"
 #include "model/embeddings.h"
 #include "model/feedforward.h"
+#include "model/linear.h"
 
 namespace nmt {
 
@@ -101,8 +102,10 @@ class DecoderImpl : public torch::nn::Module {
   Embeddings embeddings{nullptr};
   torch::nn::ModuleList layers{nullptr};
   torch::nn::LayerNorm final_norm{nullptr};  ///< only with pre-norm
-  torch::nn::Linear output{nullptr};         ///< untied output projection, or null
+  Linear output{nullptr};                    ///< untied output projection, or null
   at::Tensor output_bias;                    ///< bias of the tied projection, or undefined
+  /// int8 twin of the tied projection (model/quantize.h), or null
+  std::shared_ptr<const cpu::Int8Linear> tied_int8;
 };
 TORCH_MODULE(Decoder);
 

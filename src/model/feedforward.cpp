@@ -6,8 +6,8 @@ namespace nmt {
 
 PositionwiseFeedforwardImpl::PositionwiseFeedforwardImpl(int64_t d_model, int64_t d_ff,
                                                          double dropout_p, Activation activation)
-    : fc_1(register_module("fc_1", torch::nn::Linear(d_model, d_ff))),
-      fc_2(register_module("fc_2", torch::nn::Linear(d_ff, d_model))),
+    : fc_1(register_module("fc_1", Linear(d_model, d_ff))),
+      fc_2(register_module("fc_2", Linear(d_ff, d_model))),
       dropout(register_module("dropout", Dropout(dropout_p))),
       gelu_(activation == Activation::kGelu) {}
 

@@ -3,10 +3,10 @@
 #include <string>
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 
 #include "core/config.h"
 #include "model/dropout.h"
+#include "model/linear.h"
 
 namespace nmt {
 
@@ -20,7 +20,7 @@ class PositionwiseFeedforwardImpl : public torch::nn::Module {
   /// x [batch, len, d_model] -> [batch, len, d_model]
   at::Tensor forward(const at::Tensor& x);
 
-  torch::nn::Linear fc_1{nullptr}, fc_2{nullptr};
+  Linear fc_1{nullptr}, fc_2{nullptr};
   Dropout dropout{nullptr};
 
  private:

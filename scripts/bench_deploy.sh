@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# nmt against CTranslate2 side by side, in one sitting (issue 58, docs/deploy.md): the same
+# checkpoint (nmt's own and as `nmt export` writes it), the same test set, THREADS threads each,
+# on the grid
+#   engine  nmt translate | CTranslate2's ct2-translator
+#   weights float32 | int8   (nmt --quantization int8; CTranslate2 --compute_type int8)
+#   search  greedy | beam BEAM
+# measuring sentences/s and target tokens/s after start-up, peak RSS and BLEU / chrF2.
+#
+#   scripts/bench_deploy.sh            # build CTranslate2 and export if missing, run, tabulate
+#   scripts/bench_deploy.sh table      # only the table again, from OUT's runs
+#
+# Each cell runs twice: on the first sentence alone (the start-up: loading the libraries and the
+# model) and on the whole set; the speeds are over the difference. Wall time and peak RSS come
+# from /usr/bin/time. Target tokens: the pieces of each system's detokenized output under the
+# model's own SentencePiece model, so both engines are counted alike. BLEU and chrF2 are
+# sacreBLEU's (scripts/reference_metrics.py). nmt decodes with its default workers (one
+# single-threaded worker per thread); CTranslate2 with --intra_threads THREADS and
+# --inter_threads 1 (one translator: its own fastest setting measured here, see docs/deploy.md),
+# batches of CT2_BATCH_SIZE (CT2_BATCH_TYPE: examples or tokens).
+#
+# CTranslate2 comes from scripts/ct2_check.sh (sourced for its settings and stages: CT2_BUILD,
+# CT2_REF, CKPT, NMT, THREADS, BEAM, DATA_DIR, SPLIT, ...): built from local source mirrors if
+# build-ct2/ has no ct2-translator, exported if its model directories are missing. The search is
+# the same on both sides, as there (length penalty 0, one output limit, pad and bos suppressed).
+#
+# Results go to OUT (default docs/results/deploy_<run>): meta.json, runs.jsonl (every timed
+# command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/deploy_table.py writes
+# table.md there and into docs/deploy.md (its section between the deploy-table markers).
+# Environment, besides ct2_check.sh's: CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples), OUT.
+source "$(dirname "$0")/ct2_check.sh"
+
+ct2_batch_size=${CT2_BATCH_SIZE:-32}
+ct2_batch_type=${CT2_BATCH_TYPE:-examples}
+name=$(run_name)
+out=${OUT:-docs/results/deploy_$name}
+work=$build/work/deploy_$name
+
+# Runs COMMAND... under /usr/bin/time, appending one JSON line to OUT/runs.jsonl.
+# Usage: measured CELL KIND SENTENCES COMMAND...
+measured() {
+  local cell=$1 kind=$2 sentences=$3 times
+  shift 3
+  echo "bench_deploy: $cell ($kind)"
+  times=$work/$cell.$kind.time
+  /usr/bin/time -f '%e %M' -o "$times" "$@" 2>>"$work/$cell.$kind.log" ||
+    die "$cell ($kind) failed: see $work/$cell.$kind.log"
+  /usr/bin/python3 - "$cell" "$kind" "$sentences" "$times" "$*" >>"$out/runs.jsonl" <<'EOF'
+import json, sys
+cell, kind, sentences, times, command = sys.argv[1:]
+wall, rss_kb = open(times).read().split()[-2:]
+engine, weights, search = cell.split("_")
+print(json.dumps({"engine": engine, "weights": weights, "search": search, "kind": kind,
+                  "sentences": int(sentences), "wall_s": float(wall),
+                  "max_rss_mb": round(int(rss_kb) / 1024, 1), "command": command}))
+EOF
+}
+
+run_grid() {
+  need_nmt
+  [[ -x $ct2 ]] || stage_build
+  local models=$build/models/$name
+  [[ -f $models/float32/model.bin && -f $models/int8/model.bin ]] || stage_export
+  local src_lang tgt_lang max_len limit tgt_spm sentences pad bos
+  rm -rf "$work" "$out/hyp" "$out/runs.jsonl"
+  mkdir -p "$work" "$out/hyp"
+  prepare_inputs
+
+  local weights b cell kind input n quantization compute
+  for weights in fp32 int8; do
+    for b in 1 "$beam"; do
+      quantization=none compute=float32
+      [[ $weights == int8 ]] && quantization=int8 compute=int8
+      cell=nmt_${weights}_$(search_name "$b")
+      for kind in startup full; do
+        if [[ $kind == full ]]; then input=$work/src.txt n=$sentences
+        else input=$work/first.txt n=1; fi
+        measured "$cell" "$kind" "$n" "$nmt" translate --checkpoint "$ckpt" --device cpu \
+          --precision fp32 --quantization "$quantization" --threads "$threads" --beam "$b" \
+          --nbest 1 --length-penalty 0 --early-stopping=false --max-len "$limit" \
+          --input "$input" --output "$work/$cell.$kind.txt"
+      done
+      gzip -n <"$work/$cell.full.txt" >"$out/hyp/$cell.$tgt_lang.gz"
+
+      cell=ct2_${weights}_$(search_name "$b")
+      for kind in startup full; do
+        if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
+        else input=$work/first.pieces n=1; fi
+        # OpenBLAS (fp32 GEMMs) keeps its own threads: CTranslate2 sets only OpenMP's and ruy's.
+        measured "$cell" "$kind" "$n" env OPENBLAS_NUM_THREADS="$threads" \
+          "$ct2" --model "$models/$compute" --src "$input" --out "$work/$cell.$kind.pieces" \
+          --device cpu --compute_type "$compute" --intra_threads "$threads" --inter_threads 1 \
+          --beam_size "$b" --length_penalty 0 --batch_size "$ct2_batch_size" \
+          --batch_type "$ct2_batch_type" --max_input_length "$max_len" \
+          --max_decoding_length "$limit" --min_decoding_length 0 --suppress_sequences "$pad,$bos"
+      done
+      "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$cell.full.pieces" |
+        gzip -n >"$out/hyp/$cell.$tgt_lang.gz"
+    done
+  done
+  # Target tokens of every output under the one target model.
+  local hyp
+  for hyp in "$out"/hyp/*."$tgt_lang".gz; do
+    printf '%s\t%s\n' "$(basename "$hyp" ".$tgt_lang.gz")" \
+      "$(zcat "$hyp" | "$spm_encode" --model="$tgt_spm" --output_format=piece | wc -w)"
+  done >"$out/target_tokens.tsv"
+  write_meta "$out/meta.json" "$name" "$src_lang" "$tgt_lang" "$limit"
+  /usr/bin/python3 - "$out/meta.json" "$ct2_batch_size" "$ct2_batch_type" <<'EOF'
+import json, sys
+path, size, kind = sys.argv[1:]
+meta = json.load(open(path))
+meta["ct2_batch_size"], meta["ct2_batch_type"] = int(size), kind
+json.dump(meta, open(path, "w"), indent=2)
+EOF
+}
+
+case "${1:-}" in
+  "") run_grid; /usr/bin/python3 scripts/deploy_table.py --write "$out" ;;
+  table) /usr/bin/python3 scripts/deploy_table.py --write "$out" ;;
+  -h|--help) usage ;;
+  *) echo "bench_deploy: unknown argument '$1' (none, table or --help)" >&2; exit 2 ;;
+esac

@@ -1,0 +1,64 @@
+#pragma once
+
+// int8 linear layers for CPU decoding (decode.quantization = int8), on oneDNN's int8 matmul.
+//
+// Weights are quantized once, symmetrically per output row (scale = max|w|/127); activations
+// per input row at each call (dynamic quantization, as CTranslate2 and PyTorch's dynamic
+// quantization do), as unsigned bytes around a zero point. oneDNN multiplies them into int32
+// sums, and one pass turns those into float32: sum · row scale · weight scale + bias.
+//
+// Without VNNI (AVX2-only and older AVX-512 CPUs) the byte products are summed in pairs into
+// int16 (vpmaddubsw), which can saturate: there activations take 7 bits (±63 around 64), so two
+// products never exceed 2·127·127 < 2^15. With VNNI they take 8 bits (±127 around 128).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <ATen/ATen.h>
+
+namespace nmt::cpu {
+
+/// Whether this build has int8 matmuls (built with oneDNN: Debian's libdnnl-dev).
+bool int8_available();
+
+/// The ISA oneDNN runs its int8 kernels with on this CPU, and the activation range it implies:
+/// "avx512_core_vnni, 8-bit activations" (for logs and benchmarks).
+std::string int8_describe();
+
+/// One linear layer y = x·Wᵀ + b with int8 weights. Immutable after construction: forward may
+/// run on several threads at once.
+class Int8Linear {
+ public:
+  /// weight [out, in] and bias [out] (or undefined), any floating dtype, on the CPU.
+  /// `activation_bits`: 8 or 7 (0: 8 with VNNI, else 7; 8 without VNNI can saturate). Throws
+  /// std::runtime_error when !int8_available().
+  Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int activation_bits = 0);
+  ~Int8Linear();
+  Int8Linear(const Int8Linear&) = delete;
+  Int8Linear& operator=(const Int8Linear&) = delete;
+
+  /// x [..., in] (float32 or bfloat16, CPU) -> y [..., out] float32.
+  at::Tensor forward(const at::Tensor& x) const;
+
+  int64_t in_features() const;
+  int64_t out_features() const;
+  int activation_bits() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The two loops around the int8 product, exposed for tests (tests/test_int8.cpp):
+
+/// Quantizes each row of x [rows, cols] to bytes: q = round(x / s) + zero_point with
+/// s = max|x_row| / qmax (1 for an all-zero row), written to `out` [rows, cols]; `scales` gets s.
+void quantize_rows(const float* x, int64_t rows, int64_t cols, int32_t qmax, int32_t zero_point,
+                   uint8_t* out, float* scales);
+
+/// y[r, c] = sums[r, c] · row_scales[r] · col_scales[c] + bias[c] (bias may be null).
+void dequantize_rows(const int32_t* sums, int64_t rows, int64_t cols, const float* row_scales,
+                     const float* col_scales, const float* bias, float* y);
+
+}  // namespace nmt::cpu
