@@ -15,9 +15,11 @@
 # from /usr/bin/time. Target tokens: the pieces of each system's detokenized output under the
 # model's own SentencePiece model, so both engines are counted alike. BLEU and chrF2 are
 # sacreBLEU's (scripts/reference_metrics.py). nmt decodes with its default workers (one
-# single-threaded worker per thread); CTranslate2 with --intra_threads THREADS and
-# --inter_threads 1 (one translator: its own fastest setting measured here, see docs/deploy.md),
-# batches of CT2_BATCH_SIZE (CT2_BATCH_TYPE: examples or tokens).
+# single-threaded worker per thread); CTranslate2 likewise with --inter_threads THREADS
+# translators of --intra_threads 1 each, OpenBLAS at one thread (CT2_INTER_THREADS,
+# CT2_INTRA_THREADS; its fastest setting measured here: two translators of one thread did greedy
+# in 2.5 s where one of two threads took 5.5 s, and 19.4 s with OpenBLAS at two threads beside
+# them, see docs/deploy.md), batches of CT2_BATCH_SIZE (CT2_BATCH_TYPE: examples or tokens).
 #
 # CTranslate2 comes from scripts/ct2_check.sh (sourced for its settings and stages: CT2_BUILD,
 # CT2_REF, CKPT, NMT, THREADS, BEAM, DATA_DIR, SPLIT, ...): built from local source mirrors if
@@ -27,11 +29,14 @@
 # Results go to OUT (default docs/results/deploy_<run>): meta.json, runs.jsonl (every timed
 # command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/deploy_table.py writes
 # table.md there and into docs/deploy.md (its section between the deploy-table markers).
-# Environment, besides ct2_check.sh's: CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples), OUT.
+# Environment, besides ct2_check.sh's: CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples),
+# CT2_INTER_THREADS (THREADS), CT2_INTRA_THREADS (1), OUT.
 source "$(dirname "$0")/ct2_check.sh"
 
 ct2_batch_size=${CT2_BATCH_SIZE:-32}
 ct2_batch_type=${CT2_BATCH_TYPE:-examples}
+ct2_inter=${CT2_INTER_THREADS:-$threads}
+ct2_intra=${CT2_INTRA_THREADS:-1}
 name=$(run_name)
 out=${OUT:-docs/results/deploy_$name}
 work=$build/work/deploy_$name
@@ -87,9 +92,10 @@ run_grid() {
         if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
         else input=$work/first.pieces n=1; fi
         # OpenBLAS (fp32 GEMMs) keeps its own threads: CTranslate2 sets only OpenMP's and ruy's.
-        measured "$cell" "$kind" "$n" env OPENBLAS_NUM_THREADS="$threads" \
+        measured "$cell" "$kind" "$n" env OPENBLAS_NUM_THREADS="$ct2_intra" \
           "$ct2" --model "$models/$compute" --src "$input" --out "$work/$cell.$kind.pieces" \
-          --device cpu --compute_type "$compute" --intra_threads "$threads" --inter_threads 1 \
+          --device cpu --compute_type "$compute" --intra_threads "$ct2_intra" \
+          --inter_threads "$ct2_inter" \
           --beam_size "$b" --length_penalty 0 --batch_size "$ct2_batch_size" \
           --batch_type "$ct2_batch_type" --max_input_length "$max_len" \
           --max_decoding_length "$limit" --min_decoding_length 0 --suppress_sequences "$pad,$bos"
@@ -105,11 +111,12 @@ run_grid() {
       "$(zcat "$hyp" | "$spm_encode" --model="$tgt_spm" --output_format=piece | wc -w)"
   done >"$out/target_tokens.tsv"
   write_meta "$out/meta.json" "$name" "$src_lang" "$tgt_lang" "$limit"
-  /usr/bin/python3 - "$out/meta.json" "$ct2_batch_size" "$ct2_batch_type" <<'EOF'
+  /usr/bin/python3 - "$out/meta.json" "$ct2_batch_size" "$ct2_batch_type" "$ct2_inter" "$ct2_intra" <<'EOF'
 import json, sys
-path, size, kind = sys.argv[1:]
+path, size, kind, inter, intra = sys.argv[1:]
 meta = json.load(open(path))
 meta["ct2_batch_size"], meta["ct2_batch_type"] = int(size), kind
+meta["ct2_threads"] = {"inter": int(inter), "intra": int(intra)}
 json.dump(meta, open(path, "w"), indent=2)
 EOF
 }

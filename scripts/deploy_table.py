@@ -95,8 +95,9 @@ def table(folder):
     lines = [
         f"`{meta['checkpoint']}` on {meta['split']} ({sentences} sentences), {meta['threads']} threads each, length penalty 0, output limit "
         f"{meta['max_decoding_length']} pieces; CTranslate2 {meta['ctranslate2']['ref']} "
-        f"(ct2-translator, OpenBLAS + ruy, batches of {meta['ct2_batch_size']} "
-        f"{meta['ct2_batch_type']}); {meta['nmt']}, commit {meta['commit']}, {meta['cpu']} "
+        f"(ct2-translator, OpenBLAS + ruy, {meta['ct2_threads']['inter']} translator(s) of "
+        f"{meta['ct2_threads']['intra']} thread(s), batches of {meta['ct2_batch_size']} "
+        f"{meta['ct2_batch_type']}); nmt with its default workers; {meta['nmt']}, commit {meta['commit']}, {meta['cpu']} "
         f"({meta['cores']} cores), {meta['date']}.",
         "",
         row(["engine", "weights", "search", "BLEU", "chrF2", "sent/s", "tgt tok/s",
