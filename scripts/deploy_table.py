@@ -6,7 +6,8 @@ greedy or beam<N>).
 
 Usage:
   scripts/deploy_table.py DIR           print the table
-  scripts/deploy_table.py --write DIR   write DIR/table.md and the section of docs/deploy.md
+  scripts/deploy_table.py --write DIR   score the hypotheses (DIR/scores.json), write
+                                        DIR/table.md and the section of docs/deploy.md
                                         between its deploy-table markers
   scripts/deploy_table.py --check DIR   exit 1 when either differs from what DIR gives
 
@@ -51,38 +52,48 @@ def read_runs(path):
     return runs
 
 
+def score(folder):
+    """Scores every cell's hypotheses against the reference into DIR/scores.json (--write: the
+    test sets are not in the repository, so --check reads the scores this wrote)."""
+    meta = load_json(folder / "meta.json")
+    refs = reference_metrics.read_lines(
+        ROOT / meta["data_dir"] / f"{meta['split']}.{meta['tgt_lang']}.gz")
+    scores = {}
+    for hyp_file in sorted((folder / "hyp").glob(f"*.{meta['tgt_lang']}.gz")):
+        hyps = reference_metrics.read_lines(hyp_file)
+        if len(hyps) != len(refs):
+            raise TableError(f"{hyp_file}: {len(hyps)} hypotheses, {len(refs)} references")
+        stats = reference_metrics.bleu_statistics(hyps, refs)
+        bleu = reference_metrics.bleu_from_statistics(*stats, False)[0]
+        chrf = reference_metrics.chrf_from_statistics(reference_metrics.chrf_statistics(hyps, refs))
+        cell = hyp_file.name[: -len(f".{meta['tgt_lang']}.gz")]
+        scores[cell] = {"bleu": round(bleu, 2), "chrf": round(chrf, 2), "sentences": len(hyps)}
+    (folder / "scores.json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+
+
 def cells(folder):
-    """Every cell's numbers, in the grid's order."""
+    """Every cell's numbers, in the grid's order, and the test set's size."""
     meta = load_json(folder / "meta.json")
     runs = read_runs(folder / "runs.jsonl")
+    scores = load_json(folder / "scores.json")
     tokens = {}
     for line in (folder / "target_tokens.tsv").read_text(encoding="utf-8").splitlines():
         cell, count = line.split("\t")
         tokens[cell] = int(count)
-    refs = reference_metrics.read_lines(
-        ROOT / meta["data_dir"] / f"{meta['split']}.{meta['tgt_lang']}.gz")
     out = []
     for search in ("greedy", f"beam{meta['beam']}"):
         for weights in ("fp32", "int8"):
             for engine in ENGINES:
                 cell = f"{engine}_{weights}_{search}"
                 full, startup = runs[(cell, "full")], runs[(cell, "startup")]
-                hyp_file = folder / "hyp" / f"{cell}.{meta['tgt_lang']}.gz"
-                hyps = reference_metrics.read_lines(hyp_file)
-                if len(hyps) != len(refs):
-                    raise TableError(f"{cell}: {len(hyps)} hypotheses, {len(refs)} references")
-                stats = reference_metrics.bleu_statistics(hyps, refs)
-                bleu = reference_metrics.bleu_from_statistics(*stats, False)[0]
-                chrf = reference_metrics.chrf_from_statistics(
-                    reference_metrics.chrf_statistics(hyps, refs))
                 seconds = full["wall_s"] - startup["wall_s"]
                 out.append({"cell": cell, "engine": engine, "weights": weights, "search": search,
-                            "bleu": round(bleu, 2), "chrf": round(chrf, 2),
+                            "bleu": scores[cell]["bleu"], "chrf": scores[cell]["chrf"],
                             "wall_s": full["wall_s"], "startup_s": startup["wall_s"],
                             "sent_per_s": full["sentences"] / seconds,
                             "tok_per_s": tokens[cell] / seconds,
                             "max_rss_mb": full["max_rss_mb"]})
-    return meta, out, len(refs)
+    return meta, out, full["sentences"]
 
 
 def row(values):
@@ -151,6 +162,8 @@ def main():
     args = parser.parse_args()
     folder = Path(args.dir)
     try:
+        if args.write:
+            score(folder)
         text = table(folder)
         doc = DOC.read_text(encoding="utf-8")
         new_doc = with_section(doc, folder, text)
