@@ -40,6 +40,20 @@ inline ServedModel served_model() {
   return served;
 }
 
+/// A started server over the test checkpoint on an ephemeral loopback port; stopped when it
+/// goes out of scope.
+struct RunningServer {
+  explicit RunningServer(ServeOptions options = {}) : server(served_model(), with_port(options)) {
+    port = server.start();
+  }
+  static ServeOptions with_port(ServeOptions options) {
+    options.port = 0;
+    return options;
+  }
+  TranslationServer server;
+  int port = 0;
+};
+
 /// Sentences of the fixture's kind (some longer, some short, one blank).
 inline std::vector<std::string> serve_sentences() {
   return {"a dog runs .",

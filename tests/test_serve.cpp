@@ -44,19 +44,7 @@ std::vector<std::string> translate_cli(const std::string& args,
   return seen[key] = out;
 }
 
-/// A started server over the test checkpoint; stopped when it goes out of scope.
-struct RunningServer {
-  explicit RunningServer(ServeOptions options = {})
-      : server(test::served_model(), with_port(options)) {
-    port = server.start();
-  }
-  static ServeOptions with_port(ServeOptions options) {
-    options.port = 0;
-    return options;
-  }
-  TranslationServer server;
-  int port = 0;
-};
+using test::RunningServer;
 
 json post_ok(int port, const json& body) {
   const auto res = test::post_translate(port, body.dump());

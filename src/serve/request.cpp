@@ -140,6 +140,32 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
   return request;
 }
 
+AttentionRequest parse_attention_request(const std::string& body, const ModelConfig& model,
+                                         const ServeLimits& limits) {
+  const json root = parse_body(body, limits.max_json_depth);
+  if (!root.is_object() || !root.contains("text") || !root["text"].is_string()) {
+    throw bad_request("the body must be a JSON object with a \"text\" string");
+  }
+  AttentionRequest request;
+  for (const auto& [key, value] : root.items()) {
+    if (key == "text") {
+      request.text = text_field(value, limits).front();
+    } else if (key == "layer") {
+      request.view.layer = integer_field(value, key);
+    } else if (key == "head") {
+      request.view.head = integer_field(value, key);
+    } else {
+      throw bad_request("unknown field \"" + key + "\" (known: text, layer, head)");
+    }
+  }
+  try {
+    request.view.validate(model);
+  } catch (const Error& e) {
+    throw bad_request(e.what());
+  }
+  return request;
+}
+
 std::vector<SourceLine> encode_texts(const std::vector<std::string>& texts,
                                      const LineEncoder& encode) {
   std::vector<SourceLine> lines;

@@ -54,6 +54,17 @@ struct TranslateRequest {
 TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
                                          const ServeLimits& limits);
 
+/// A checked POST /attention request: the cross-attention of one text's translation.
+struct AttentionRequest {
+  std::string text;       ///< "text": one string
+  AttentionOptions view;  ///< "layer" (default -1: the last) and "head" (default -1: the mean)
+};
+
+/// Parses {"text": "...", "layer": L, "head": H}; the indices are checked against `model`
+/// (AttentionOptions::validate). Throws RequestError 400 (413 for a text above the limit).
+AttentionRequest parse_attention_request(const std::string& body, const ModelConfig& model,
+                                         const ServeLimits& limits);
+
 /// How the server tokenizes one text: encode_line over its model, with a 1-based line number.
 using LineEncoder = std::function<SourceLine(const std::string& text, size_t line_number)>;
 

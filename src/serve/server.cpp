@@ -15,6 +15,9 @@
 #include <thread>
 #include <utility>
 
+#include "decode/attention_svg.h"
+#include "nmt/page.h"
+
 namespace nmt {
 
 namespace {
@@ -69,9 +72,17 @@ bool listens_on(int sock, int port) {
 
 /// The one method a known route answers, or nullptr for an unknown route.
 const char* allowed_method(const std::string& path) {
-  if (path == "/translate") return "POST";
-  if (path == "/health" || path == "/info") return "GET";
+  if (path == "/translate" || path == "/attention") return "POST";
+  if (path == "/" || path == "/health" || path == "/info") return "GET";
   return nullptr;
+}
+
+/// The page may load nothing from elsewhere and be framed by no other site.
+void set_page_headers(httplib::Response& res) {
+  res.set_header("Content-Security-Policy",
+                 "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                 "img-src blob:; connect-src 'self'; frame-ancestors 'none'");
+  res.set_header("X-Content-Type-Options", "nosniff");
 }
 
 }  // namespace
@@ -87,6 +98,7 @@ struct TranslationServer::Impl {
   void configure();
   void translate(const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& reader);
+  void attention(const httplib::Request& req, httplib::Response& res);
   json info() const;
 
   ServedModel served;
@@ -118,7 +130,8 @@ void TranslationServer::Impl::configure() {
     const char* allowed = allowed_method(req.path);
     if (allowed == nullptr) {
       send_error(res, 404,
-                 "no route " + req.path + " (routes: POST /translate, GET /health, GET /info)");
+                 "no route " + req.path +
+                     " (routes: GET /, POST /translate, POST /attention, GET /health, GET /info)");
       return httplib::Server::HandlerResponse::Handled;
     }
     const bool head = req.method == "HEAD" && std::string(allowed) == "GET";
@@ -142,6 +155,12 @@ void TranslationServer::Impl::configure() {
   http.Get("/info", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(dump(info()), kJson);
   });
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    set_page_headers(res);
+    res.set_content(kPageHtml, "text/html; charset=utf-8");
+  });
+  http.Post("/attention",
+            [this](const httplib::Request& req, httplib::Response& res) { attention(req, res); });
   http.Post("/translate",
             [this](const httplib::Request& req, httplib::Response& res,
                    const httplib::ContentReader& reader) { translate(req, res, reader); });
@@ -190,6 +209,30 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
     res.status = 200;
     res.set_content(dump(translation_response(results, request)), kJson);
+  } catch (const RequestError& e) {
+    if (e.status() == 503) res.set_header("Retry-After", "1");
+    send_error(res, e.status(), e.what());
+  }
+}
+
+void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Response& res) {
+  try {
+    const auto request = parse_attention_request(req.body, served.model->config(), options.limits);
+    auto lines = encode_texts({request.text}, [this](const std::string& text, size_t number) {
+      return encode_line(served.tokenizer, served.model, text, number);
+    });
+    const auto results = queue.submit(std::move(lines), served.config.decode).get();
+    const auto& result = results.front();
+    if (!result.ok()) throw RequestError(400, *result.error);
+    if (result.nbest.empty() || result.nbest.front().tokens.empty()) {
+      throw RequestError(400, "the text or its translation is empty: no attention to draw");
+    }
+    // One teacher-forced pass over the translation, on this thread (the model is only read).
+    Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
+    translator.set_log(nullptr);
+    const auto map = translator.attention(request.text, result.nbest.front().tokens, request.view);
+    res.status = 200;
+    res.set_content(attention_svg(map), "image/svg+xml");
   } catch (const RequestError& e) {
     if (e.status() == 503) res.set_header("Retry-After", "1");
     send_error(res, e.status(), e.what());

@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""nmt serve's page (GET /) in a real browser: headless Chromium driven by Selenium
+(Debian's chromium, chromium-driver and python3-selenium). Run by tests/test_serve_page.cpp
+against a server it started on a tiny model; can be run by hand against any `nmt serve`:
+
+  tests/browser/page_test.py --url http://127.0.0.1:8080 --out /tmp/page_shots
+
+Checks, with a screenshot after each step in OUT:
+  1. two lines typed and Ctrl+Enter: the page shows exactly what POST /translate answers;
+  2. alternatives: with 3 of them, each line's alternatives and scores are /translate's n-best;
+  3. a source line <script>alert(1)</script> is shown as text and runs nothing;
+  4. the attention map of a sentence appears (an image the browser could decode);
+  5. a .txt file uploaded is translated and downloaded, equal to /translate's answer;
+  6. a line longer than the server's --max-text-bytes shows the 413 error in words.
+Exits 1 naming the first check that failed.
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+LINES = ["a dog runs .", "two men are playing football ."]
+
+
+def post(url, path, body):
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+class Page:
+    def __init__(self, url, out, downloads):
+        options = webdriver.ChromeOptions()
+        for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1000,1400"):
+            options.add_argument(flag)
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        options.add_experimental_option("prefs", {"download.default_directory": downloads,
+                                                  "download.prompt_for_download": False})
+        service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+        self.driver = webdriver.Chrome(service=service, options=options)
+        self.driver.execute_cdp_cmd("Page.setDownloadBehavior",
+                                    {"behavior": "allow", "downloadPath": downloads})
+        self.url, self.out, self.shot = url, out, 0
+
+    def screenshot(self, name):
+        self.shot += 1
+        self.driver.save_screenshot(os.path.join(self.out, "%02d_%s.png" % (self.shot, name)))
+
+    def by_id(self, element_id):
+        return self.driver.find_element(By.ID, element_id)
+
+    def wait(self, condition, what, seconds=30):
+        try:
+            return WebDriverWait(self.driver, seconds).until(lambda d: condition())
+        except TimeoutException:
+            self.screenshot("timeout")
+            raise AssertionError("timed out waiting for " + what)
+
+    def translate(self, lines):
+        source = self.by_id("source")
+        source.clear()
+        source.send_keys("\n".join(lines))
+        self.driver.execute_script("document.getElementById('status').textContent = '';"
+                                   "document.getElementById('error').textContent = '';")
+        source.send_keys(Keys.CONTROL, Keys.ENTER)
+        self.wait(lambda: self.by_id("status").text.startswith("Done") or self.by_id("error").text,
+                  "the translation")
+
+    def outputs(self):
+        return [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, "#output .best")]
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--out", required=True, help="screenshots go here")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    downloads = tempfile.mkdtemp(prefix="nmt_page_downloads_")
+    page = Page(args.url, args.out, downloads)
+    step = "opening the page"
+    try:
+        page.driver.get(args.url + "/")
+        page.wait(lambda: "Model:" in page.by_id("pair").text, "the model's description")
+        beam = int(page.by_id("beam").get_attribute("value"))
+        page.screenshot("loaded")
+
+        step = "1. two lines and Ctrl+Enter"
+        page.translate(LINES)
+        expected = post(args.url, "/translate", {"text": LINES, "beam": beam, "nbest": 1,
+                                                 "scores": True})["translations"]
+        check(page.outputs() == [t["text"] for t in expected],
+              "the page shows %s, /translate answers %s" % (page.outputs(), expected))
+        page.screenshot("translated")
+
+        step = "2. alternatives"
+        page.by_id("nbest").clear()
+        page.by_id("nbest").send_keys("3")
+        page.translate(LINES)
+        api = post(args.url, "/translate", {"text": LINES, "beam": max(beam, 3), "nbest": 3,
+                                            "scores": True})["translations"]
+        lists = page.driver.find_elements(By.CSS_SELECTOR, "#output ol.alternatives")
+        check(len(lists) == len(LINES), "%d lists of alternatives for %d lines" % (len(lists),
+                                                                                  len(LINES)))
+        for shown, answer in zip(lists, api):
+            items = shown.find_elements(By.CSS_SELECTOR, "li.alternative")
+            got = [(i.text.rsplit(" (", 1)[0], float(i.get_attribute("data-score"))) for i in items]
+            want = [(h["text"], h["score"]) for h in answer["nbest"]]
+            check(len(got) == len(want) and all(g[0] == w[0] and abs(g[1] - w[1]) < 1e-9
+                                                for g, w in zip(got, want)),
+                  "alternatives %s, /translate's n-best %s" % (got, want))
+        page.screenshot("alternatives")
+        page.by_id("nbest").clear()
+        page.by_id("nbest").send_keys("1")
+
+        step = "3. a source line with markup"
+        hostile = "<script>alert(1)</script>"
+        page.translate([hostile, LINES[0]])
+        try:
+            page.driver.switch_to.alert
+            raise AssertionError("an alert opened: the source ran as a script")
+        except NoAlertPresentException:
+            pass
+        options = [o.text for o in page.driver.find_elements(By.CSS_SELECTOR,
+                                                             "#attention-line option")]
+        check(options and options[0] == "1: " + hostile,
+              "the sentence selector shows %s, not the line as text" % options[:1])
+        check(not page.driver.find_elements(By.CSS_SELECTOR, "#output script, main script"),
+              "a <script> element appeared in the page")
+        page.screenshot("markup_as_text")
+
+        step = "4. the attention map"
+        page.translate(LINES)
+        page.by_id("attention").click()
+        page.wait(lambda: page.driver.execute_script(
+            "const i = document.getElementById('attention-image');"
+            "return i !== null && i.complete && i.naturalWidth > 0;"), "the attention image")
+        page.screenshot("attention")
+
+        step = "5. a file, uploaded and downloaded"
+        upload = os.path.join(downloads, "upload.txt")
+        file_lines = LINES + ["a woman in a red dress .", "people walk ."]
+        with open(upload, "w", encoding="utf-8") as f:
+            f.write("\n".join(file_lines) + "\n")
+        page.by_id("file").send_keys(upload)
+        page.by_id("translate-file").click()
+        result = os.path.join(downloads, "upload.translated.txt")
+        page.wait(lambda: os.path.exists(result) and not any(
+            n.endswith(".crdownload") for n in os.listdir(downloads)), "the download")
+        time.sleep(0.2)
+        with open(result, encoding="utf-8") as f:
+            downloaded = f.read().splitlines()
+        expected = [t["text"] for t in post(args.url, "/translate", {
+            "text": file_lines, "beam": beam, "nbest": 1, "scores": True})["translations"]]
+        check(downloaded == expected, "downloaded %s, /translate answers %s" % (downloaded,
+                                                                               expected))
+        check(page.by_id("file-progress").get_attribute("value") == str(len(file_lines)),
+              "the progress bar did not reach the end")
+        page.screenshot("file")
+
+        step = "6. an error in words"
+        limit = json.load(urllib.request.urlopen(args.url + "/info"))["limits"]["max_text_bytes"]
+        page.translate(["a dog " * (limit // 6 + 1)])
+        error = page.by_id("error").text
+        check(error.startswith("413 too large:") and "--max-text-bytes" in error,
+              "the page shows %r for an over-long line" % error)
+        page.screenshot("error")
+    except AssertionError as e:
+        print("page_test: %s: %s" % (step, e), file=sys.stderr)
+        return 1
+    finally:
+        page.driver.quit()
+    print("page_test: every check passed; screenshots in " + args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

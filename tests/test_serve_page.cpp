@@ -1,0 +1,96 @@
+// nmt serve's page (GET /) and the attention map it draws (POST /attention); the page itself in
+// a real browser (tests/browser/page_test.py: headless Chromium through Selenium).
+#if NMT_HAVE_HTTPLIB
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "serve_test_util.h"
+
+namespace nmt {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+using test::RunningServer;
+
+TEST(ServePage, GetSlashIsTheSelfContainedPage) {
+  RunningServer running;
+  httplib::Client client("127.0.0.1", running.port);
+  const auto res = client.Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(res->body.find("<textarea id=\"source\""), std::string::npos);
+  // Nothing from elsewhere: no external script, style, font or image, and a policy that says so.
+  EXPECT_EQ(res->body.find("http://"), std::string::npos);
+  EXPECT_EQ(res->body.find("https://"), std::string::npos);
+  EXPECT_NE(res->get_header_value("Content-Security-Policy").find("default-src 'none'"),
+            std::string::npos);
+  EXPECT_EQ(client.Post("/", "", "text/plain")->status, 405);
+}
+
+TEST(ServePage, AttentionIsTheSvgOfTheTranslationsCrossAttention) {
+  RunningServer running;
+  httplib::Client client("127.0.0.1", running.port);
+  client.set_read_timeout(30, 0);
+  const auto res =
+      client.Post("/attention", json{{"text", "a dog runs ."}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("Content-Type"), "image/svg+xml");
+  EXPECT_LT(res->body.find("<svg xmlns="), 60u) << res->body.substr(0, 80);
+  EXPECT_NE(res->body.find("&lt;/s&gt;"), std::string::npos);  // the eos column, escaped
+  const auto bad_head =
+      client.Post("/attention", json{{"text", "a dog ."}, {"head", 99}}.dump(), "application/json");
+  EXPECT_EQ(bad_head->status, 400);
+  EXPECT_NE(bad_head->body.find("head"), std::string::npos) << bad_head->body;
+  const auto no_text = client.Post("/attention", json{{"layer", 0}}.dump(), "application/json");
+  EXPECT_EQ(no_text->status, 400);
+  const auto empty = client.Post("/attention", json{{"text", ""}}.dump(), "application/json");
+  EXPECT_EQ(empty->status, 400);
+}
+
+/// Whether the browser test can run here: Chromium, its driver and Selenium.
+std::string missing_browser() {
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromedriver"}) {
+    if (!fs::exists(path)) return path;
+  }
+  if (std::system("/usr/bin/python3 -c 'import selenium' 2>/dev/null") != 0) {
+    return "python3-selenium";
+  }
+  return "";
+}
+
+// Types two lines and presses Ctrl+Enter, compares the page with /translate, then the
+// alternatives, markup shown as text, the attention map, a file round trip and a 413 in words
+// (tests/browser/page_test.py). Screenshots: <build>/tests/artifacts/serve_page/.
+TEST(ServePage, WorksInAHeadlessBrowser) {
+  if (const std::string missing = missing_browser(); !missing.empty()) {
+    if (std::getenv("CI") != nullptr) FAIL() << missing << " is missing (scripts/setup.sh)";
+    GTEST_SKIP() << missing << " is missing: scripts/setup.sh installs the browser test's packages";
+  }
+  ServeOptions options;
+  options.limits.max_text_bytes = 300;  // step 6 sends a longer line
+  RunningServer running(options);
+  const fs::path artifacts = fs::current_path() / "artifacts" / "serve_page";
+  fs::remove_all(artifacts);
+  const fs::path log = fs::temp_directory_path() / "nmt_page_test.log";
+  const std::string command =
+      "/usr/bin/python3 " + std::string(NMT_SOURCE_DIR) +
+      "/tests/browser/page_test.py --url http://127.0.0.1:" + std::to_string(running.port) +
+      " --out " + artifacts.string() + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << test::read_text(log);
+  EXPECT_TRUE(fs::exists(artifacts / "02_translated.png"));
+}
+
+}  // namespace
+}  // namespace nmt
+
+#endif  // NMT_HAVE_HTTPLIB
