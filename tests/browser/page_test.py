@@ -11,7 +11,9 @@ Checks, with a screenshot after each step in OUT:
   3. a source line <script>alert(1)</script> is shown as text and runs nothing;
   4. the attention map of a sentence appears (an image the browser could decode);
   5. a .txt file uploaded is translated and downloaded, equal to /translate's answer;
-  6. a line longer than the server's --max-text-bytes shows the 413 error in words.
+  6. a line longer than the server's --max-text-bytes shows the 413 error in words;
+  7. a blank line between two keeps the outputs aligned with the lines, and on a phone-sized
+     window (390 px) nothing is wider than the screen.
 Exits 1 naming the first check that failed.
 """
 
@@ -183,6 +185,17 @@ def main():
         check(error.startswith("413 too large:") and "--max-text-bytes" in error,
               "the page shows %r for an over-long line" % error)
         page.screenshot("error")
+
+        step = "7. blank lines and a phone-sized window"
+        page.translate([LINES[0], "", LINES[1]])
+        shown = page.outputs()
+        check(len(shown) == 3 and shown[1] == "" and shown[0] and shown[2],
+              "three lines with a blank one in the middle gave %s" % shown)
+        page.driver.set_window_size(390, 844)
+        wide = page.driver.execute_script(
+            "const root = document.documentElement; return root.scrollWidth - root.clientWidth;")
+        check(wide <= 0, "the page is %d px wider than a 390 px window" % wide)
+        page.screenshot("phone")
     except AssertionError as e:
         print("page_test: %s: %s" % (step, e), file=sys.stderr)
         return 1
