@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "decode/evaluation.h"
 #include "serve_test_util.h"
 
 namespace nmt {
@@ -54,6 +55,42 @@ TEST(ServePage, AttentionIsTheSvgOfTheTranslationsCrossAttention) {
   EXPECT_EQ(no_text->status, 400);
   const auto empty = client.Post("/attention", json{{"text", ""}}.dump(), "application/json");
   EXPECT_EQ(empty->status, 400);
+}
+
+// POST /score is `nmt score` over HTTP: the same teacher-forced scores, in order.
+TEST(ServeScore, ScoresArePairsForcedDecodingInOrder) {
+  RunningServer running;
+  httplib::Client client("127.0.0.1", running.port);
+  client.set_read_timeout(30, 0);
+  const std::vector<std::string> src = {"a dog runs .", "two men are playing football ."};
+  const std::vector<std::string> tgt = {"ein hund rennt .", "zwei männer spielen fußball ."};
+  const auto res =
+      client.Post("/score", json{{"src", src}, {"tgt", tgt}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto scores = json::parse(res->body)["scores"];
+  ASSERT_EQ(scores.size(), 2u);
+  auto served = test::served_model();
+  std::vector<Example> examples;
+  for (size_t i = 0; i < src.size(); ++i) {
+    examples.push_back({served.tokenizer.encode_src(src[i]), served.tokenizer.encode_tgt(tgt[i])});
+  }
+  const auto expected = teacher_forced_scores(served.model, examples, 4096, at::kCPU);
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_DOUBLE_EQ(scores[i]["log_prob"].get<double>(), expected[i].log_prob) << i;
+    EXPECT_EQ(scores[i]["tokens"].get<int64_t>(), expected[i].tokens) << i;
+    EXPECT_DOUBLE_EQ(scores[i]["mean"].get<double>(), expected[i].mean()) << i;
+  }
+  const auto uneven =
+      client.Post("/score", json{{"src", src}, {"tgt", "ein hund ."}}.dump(), "application/json");
+  EXPECT_EQ(uneven->status, 400);
+  EXPECT_NE(uneven->body.find("one target per source"), std::string::npos) << uneven->body;
+  std::string longer;
+  for (int i = 0; i < 200; ++i) longer += "dog ";
+  const auto too_long = client.Post("/score", json{{"src", longer}, {"tgt", "ein hund ."}}.dump(),
+                                    "application/json");
+  EXPECT_EQ(too_long->status, 400);
+  EXPECT_NE(too_long->body.find("pair 1"), std::string::npos) << too_long->body;
 }
 
 /// Whether the browser test can run here: Chromium, its driver and Selenium.

@@ -85,8 +85,9 @@ int run_serve(int argc, char** argv) {
       argv[0],
       "Serve translations over HTTP/1.1 with JSON (docs/serve.md): POST /translate "
       "{\"text\": \"...\" or [...], \"beam\", \"nbest\", \"length_penalty\", \"max_len_offset\", "
-      "\"scores\"}, POST /attention (an SVG), GET /health, GET /info, and GET / (a translation "
-      "page for the browser). Concurrent requests are decoded together. "
+      "\"scores\"}, POST /score {\"src\", \"tgt\"}, POST /attention (an SVG), GET /health, "
+      "GET /info, and GET / (a translation page for the browser). Concurrent requests are "
+      "decoded together. "
       "SIGINT/SIGTERM: stop accepting, answer what is queued, exit 0.\n\n"
       "  nmt serve --checkpoint checkpoints/multi30k_en_de --port 8080\n"
       "  curl -s localhost:8080/translate -d '{\"text\": \"A dog runs.\"}'\n");

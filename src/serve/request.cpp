@@ -166,6 +166,30 @@ AttentionRequest parse_attention_request(const std::string& body, const ModelCon
   return request;
 }
 
+ScoreRequest parse_score_request(const std::string& body, const ServeLimits& limits) {
+  const json root = parse_body(body, limits.max_json_depth);
+  if (!root.is_object()) throw bad_request("the body must be a JSON object with \"src\", \"tgt\"");
+  ScoreRequest request;
+  for (const auto& [key, value] : root.items()) {
+    if (key == "src") {
+      request.src = text_field(value, limits);
+    } else if (key == "tgt") {
+      request.tgt = text_field(value, limits);
+    } else {
+      throw bad_request("unknown field \"" + key + "\" (known: src, tgt)");
+    }
+  }
+  if (!root.contains("src") || !root.contains("tgt")) {
+    throw bad_request("missing field \"" + std::string(root.contains("src") ? "tgt" : "src") +
+                      "\" (a string or a list of strings, one per pair)");
+  }
+  if (request.src.size() != request.tgt.size()) {
+    throw bad_request("\"src\" has " + std::to_string(request.src.size()) + " texts but \"tgt\" " +
+                      std::to_string(request.tgt.size()) + ": one target per source");
+  }
+  return request;
+}
+
 std::vector<SourceLine> encode_texts(const std::vector<std::string>& texts,
                                      const LineEncoder& encode) {
   std::vector<SourceLine> lines;

@@ -65,6 +65,16 @@ struct AttentionRequest {
 AttentionRequest parse_attention_request(const std::string& body, const ModelConfig& model,
                                          const ServeLimits& limits);
 
+/// A checked POST /score request: pairs whose targets the model scores (forced decoding).
+struct ScoreRequest {
+  std::vector<std::string> src;  ///< "src": a string or a list of strings
+  std::vector<std::string> tgt;  ///< "tgt": as many as "src"
+};
+
+/// Parses {"src": ... , "tgt": ...} (each a string or a list, of the same length); the limits
+/// apply to each side as to "text". Throws RequestError 400 (413 above the limits).
+ScoreRequest parse_score_request(const std::string& body, const ServeLimits& limits);
+
 /// How the server tokenizes one text: encode_line over its model, with a 1-based line number.
 using LineEncoder = std::function<SourceLine(const std::string& text, size_t line_number)>;
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "decode/attention_svg.h"
+#include "decode/evaluation.h"
 #include "nmt/page.h"
 
 namespace nmt {
@@ -72,7 +73,7 @@ bool listens_on(int sock, int port) {
 
 /// The one method a known route answers, or nullptr for an unknown route.
 const char* allowed_method(const std::string& path) {
-  if (path == "/translate" || path == "/attention") return "POST";
+  if (path == "/translate" || path == "/attention" || path == "/score") return "POST";
   if (path == "/" || path == "/health" || path == "/info") return "GET";
   return nullptr;
 }
@@ -99,6 +100,7 @@ struct TranslationServer::Impl {
   void translate(const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& reader);
   void attention(const httplib::Request& req, httplib::Response& res);
+  void score(const httplib::Request& req, httplib::Response& res);
   json info() const;
 
   ServedModel served;
@@ -131,7 +133,8 @@ void TranslationServer::Impl::configure() {
     if (allowed == nullptr) {
       send_error(res, 404,
                  "no route " + req.path +
-                     " (routes: GET /, POST /translate, POST /attention, GET /health, GET /info)");
+                     " (routes: GET /, POST /translate, POST /score, POST /attention, GET /health, "
+                     "GET /info)");
       return httplib::Server::HandlerResponse::Handled;
     }
     const bool head = req.method == "HEAD" && std::string(allowed) == "GET";
@@ -159,6 +162,8 @@ void TranslationServer::Impl::configure() {
     set_page_headers(res);
     res.set_content(kPageHtml, "text/html; charset=utf-8");
   });
+  http.Post("/score",
+            [this](const httplib::Request& req, httplib::Response& res) { score(req, res); });
   http.Post("/attention",
             [this](const httplib::Request& req, httplib::Response& res) { attention(req, res); });
   http.Post("/translate",
@@ -235,6 +240,32 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
     res.set_content(attention_svg(map), "image/svg+xml");
   } catch (const RequestError& e) {
     if (e.status() == 503) res.set_header("Retry-After", "1");
+    send_error(res, e.status(), e.what());
+  }
+}
+
+void TranslationServer::Impl::score(const httplib::Request& req, httplib::Response& res) {
+  try {
+    const auto request = parse_score_request(req.body, options.limits);
+    std::vector<Example> examples;
+    for (size_t i = 0; i < request.src.size(); ++i) {
+      examples.push_back({served.tokenizer.encode_src(request.src[i]),
+                          served.tokenizer.encode_tgt(request.tgt[i])});
+    }
+    std::vector<SentenceScore> scores;
+    try {  // teacher forcing on this thread, as nmt score does (the model is only read)
+      scores = teacher_forced_scores(served.model, examples, served.config.decode.batch_tokens,
+                                     served.device);
+    } catch (const Error& e) {
+      throw RequestError(400, e.what());  // a pair longer than the model reads
+    }
+    json out = json::array();
+    for (const auto& s : scores) {
+      out.push_back({{"log_prob", s.log_prob}, {"mean", s.mean()}, {"tokens", s.tokens}});
+    }
+    res.status = 200;
+    res.set_content(dump({{"scores", std::move(out)}}), kJson);
+  } catch (const RequestError& e) {
     send_error(res, e.status(), e.what());
   }
 }
