@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "decode/alignment.h"
 #include "decode/evaluation.h"
 #include "serve_test_util.h"
 
@@ -91,6 +92,34 @@ TEST(ServeScore, ScoresArePairsForcedDecodingInOrder) {
                                     "application/json");
   EXPECT_EQ(too_long->status, 400);
   EXPECT_NE(too_long->body.find("pair 1"), std::string::npos) << too_long->body;
+}
+
+// "alignment": true gives each translation its Pharaoh alignment, as translate --alignment.
+TEST(ServeAlignment, TranslateAnswersThePairsOfEachHypothesis) {
+  RunningServer running;
+  const std::vector<std::string> texts = {"a dog runs .", "two men are playing football ."};
+  const auto res = test::post_translate(
+      running.port, json{{"text", texts}, {"alignment", true}, {"beam", 2}, {"nbest", 2}}.dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto translations = json::parse(res->body)["translations"];
+  auto served = test::served_model();
+  DecodeConfig decode = served.config.decode;
+  decode.beam = decode.nbest = 2;
+  Translator translator(served.model, served.tokenizer, decode, at::kCPU);
+  const auto results = translator.translate(texts);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(translations[i]["nbest"].size(), results[i].nbest.size());
+    for (size_t k = 0; k < results[i].nbest.size(); ++k) {
+      const auto& tokens = results[i].nbest[k].tokens;
+      const std::string expected =
+          tokens.empty() ? "" : pharaoh(align_words(translator.attention(texts[i], tokens)));
+      EXPECT_EQ(translations[i]["nbest"][k]["alignment"], expected) << i << " " << k;
+    }
+    EXPECT_EQ(translations[i]["alignment"], translations[i]["nbest"][0]["alignment"]);
+  }
+  const auto bad = test::post_translate(running.port, json{{"text", "a"}, {"alignment", 1}}.dump());
+  EXPECT_EQ(bad->status, 400);
 }
 
 /// Whether the browser test can run here: Chromium, its driver and Selenium.

@@ -16,6 +16,7 @@
 #include "cli/decode_options.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "decode/alignment.h"
 #include "decode/attention_svg.h"
 #include "decode/translator.h"
 
@@ -28,12 +29,29 @@ constexpr size_t kMaxChunkLines = 512;
 struct OutputFormat {
   std::ostream* out = &std::cout;
   int64_t nbest = 1;  ///< > 1: exactly nbest lines "score<TAB>text" per input
+  /// --alignment: each translation is followed by "<TAB>" and its Pharaoh word alignment,
+  /// from the translator's cross-attention as `view` chooses it
+  Translator* aligner = nullptr;
+  AttentionOptions view;
 };
 
+/// "<TAB>i-j ..." for `translation` of `source` under --alignment, else "".
+std::string alignment_suffix(const OutputFormat& format, const std::string& source,
+                             const TranslatedText* translation) {
+  if (format.aligner == nullptr) return "";
+  if (translation == nullptr || translation->tokens.empty()) return "\t";
+  return "\t" +
+         pharaoh(align_words(format.aligner->attention(source, translation->tokens, format.view)));
+}
+
 /// Writes one input's translations; failed lines give empty output lines (alignment is kept).
-void write_result(const TranslationResult& result, const OutputFormat& format) {
+void write_result(const TranslationResult& result, const OutputFormat& format,
+                  const std::string& source) {
   if (format.nbest <= 1) {
-    *format.out << result.best() << '\n';
+    *format.out << result.best()
+                << alignment_suffix(format, source,
+                                    result.nbest.empty() ? nullptr : &result.nbest.front())
+                << '\n';
     return;
   }
   for (int64_t i = 0; i < format.nbest; ++i) {
@@ -41,9 +59,11 @@ void write_result(const TranslationResult& result, const OutputFormat& format) {
     if (index < result.nbest.size()) {
       char score[32];
       std::snprintf(score, sizeof score, "%.4f", result.nbest[index].score);
-      *format.out << score << '\t' << result.nbest[index].text << '\n';
+      *format.out << score << '\t' << result.nbest[index].text
+                  << alignment_suffix(format, source, &result.nbest[index]) << '\n';
     } else {
-      *format.out << "-inf\t\n";  // fewer hypotheses (empty or failed input)
+      *format.out << "-inf\t" << alignment_suffix(format, source, nullptr)
+                  << '\n';  // fewer hypotheses (empty or failed input)
     }
   }
 }
@@ -77,11 +97,12 @@ StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
     if (!line.empty() && line.back() == '\r') line.pop_back();
     chunk.push_back(std::move(line));
     if (chunk.size() < kMaxChunkLines && input_ready(in, fd) && in.peek() != EOF) continue;
-    for (const auto& result : translator.translate(chunk, line_number)) {
-      if (result.interrupted) break;
-      outcome.failed += result.ok() ? 0 : 1;
+    const auto results = translator.translate(chunk, line_number);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].interrupted) break;
+      outcome.failed += results[i].ok() ? 0 : 1;
       outcome.written += 1;
-      write_result(result, format);
+      write_result(results[i], format, chunk[i]);
     }
     format.out->flush();
     line_number += chunk.size();
@@ -99,7 +120,7 @@ size_t interactive(Translator& translator, const OutputFormat& format) {
   while ((std::cerr << "> " << std::flush) && std::getline(std::cin, line)) {
     const auto results = translator.translate({line}, line_number++);
     failed += results[0].ok() ? 0 : 1;
-    write_result(results[0], format);
+    write_result(results[0], format, line);
     format.out->flush();
   }
   std::cerr << '\n';
@@ -140,9 +161,10 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
   InputOutcome outcome;
   if (args.count("text")) {
     const auto texts = args["text"].as<std::vector<std::string>>();
-    for (const auto& result : translator.translate(texts)) {
-      outcome.failed += result.ok() ? 0 : 1;
-      write_result(result, format);
+    const auto results = translator.translate(texts);
+    for (size_t i = 0; i < results.size(); ++i) {
+      outcome.failed += results[i].ok() ? 0 : 1;
+      write_result(results[i], format, texts[i]);
     }
     outcome.first_input = texts.front();
   } else if (args.count("input")) {
@@ -175,9 +197,11 @@ void add_translate_options(cxxopts::Options& options) {
        "FILE")
       ("attention", "write the cross-attention heat map of the first input's best translation "
        "to FILE.svg", cxxopts::value<std::string>(), "FILE")
-      ("layer", "decoder layer for --attention (negative counts from the end)",
+      ("alignment", "follow each translation with a TAB and its word alignment in Pharaoh "
+       "format (source-target word pairs i-j, from cross-attention as --layer and --head choose)")
+      ("layer", "decoder layer for --attention and --alignment (negative counts from the end)",
        cxxopts::value<int64_t>()->default_value("-1"), "L")
-      ("head", "attention head for --attention (-1: mean over heads)",
+      ("head", "attention head for --attention and --alignment (-1: mean over heads)",
        cxxopts::value<int64_t>()->default_value("-1"), "H")
       ("text", "sentences to translate", cxxopts::value<std::vector<std::string>>());
   // clang-format on
@@ -212,7 +236,12 @@ int run_translate(int argc, char** argv) {
   std::optional<AttentionOptions> attention;
   if (args.count("attention")) attention = attention_options(args, translator.model()->config());
   std::unique_ptr<std::ofstream> file_out;
-  OutputFormat format{&std::cout, translator.config().nbest};
+  OutputFormat format;
+  format.nbest = translator.config().nbest;
+  if (args.count("alignment")) {
+    format.aligner = &translator;
+    format.view = attention_options(args, translator.model()->config());
+  }
   if (args.count("output")) {
     const auto path = args["output"].as<std::string>();
     file_out = std::make_unique<std::ofstream>(path, std::ios::binary);

@@ -11,7 +11,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kKnownFields = "text, beam, nbest, length_penalty, max_len_offset, scores";
+constexpr const char* kKnownFields =
+    "text, beam, nbest, length_penalty, max_len_offset, scores, alignment";
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
@@ -129,6 +130,9 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     } else if (key == "scores") {
       if (!value.is_boolean()) throw bad_request("\"scores\" must be true or false");
       request.scores = value.get<bool>();
+    } else if (key == "alignment") {
+      if (!value.is_boolean()) throw bad_request("\"alignment\" must be true or false");
+      request.alignment = value.get<bool>();
     } else {
       throw bad_request("unknown field \"" + key + "\" (known: " + kKnownFields + ")");
     }
@@ -136,7 +140,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
   if (!has_text) throw bad_request("missing field \"text\" (a string or a list of strings)");
   if (!root.contains("beam")) request.decode.widen_beam_to_candidates();  // as the CLI does
   validate_decode(request.decode);
-  if (request.decode.nbest > 1) request.scores = true;
+  if (request.decode.nbest > 1 || request.alignment) request.scores = true;
   return request;
 }
 
@@ -205,7 +209,8 @@ std::vector<SourceLine> encode_texts(const std::vector<std::string>& texts,
 }
 
 json translation_response(const std::vector<TranslationResult>& results,
-                          const TranslateRequest& request) {
+                          const TranslateRequest& request,
+                          const std::vector<std::vector<std::string>>& alignments) {
   json translations = json::array(), warnings = json::array(), errors = json::array();
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& result = results[i];
@@ -220,12 +225,18 @@ json translation_response(const std::vector<TranslationResult>& results,
       translations.push_back(result.best());
       continue;
     }
+    const auto alignment = [&](size_t k) {
+      return i < alignments.size() && k < alignments[i].size() ? alignments[i][k] : "";
+    };
     json entry = {{"text", result.best()},
                   {"score", result.nbest.empty() ? 0.0 : result.nbest.front().score}};
+    if (request.alignment) entry["alignment"] = alignment(0);
     if (request.decode.nbest > 1) {
       json nbest = json::array();
-      for (const auto& hypothesis : result.nbest) {
-        nbest.push_back({{"text", hypothesis.text}, {"score", hypothesis.score}});
+      for (size_t k = 0; k < result.nbest.size(); ++k) {
+        json hypothesis = {{"text", result.nbest[k].text}, {"score", result.nbest[k].score}};
+        if (request.alignment) hypothesis["alignment"] = alignment(k);
+        nbest.push_back(std::move(hypothesis));
       }
       entry["nbest"] = std::move(nbest);
     }

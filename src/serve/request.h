@@ -43,6 +43,7 @@ struct TranslateRequest {
   std::vector<std::string> texts;  ///< "text": one string or a list of strings
   DecodeConfig decode;             ///< the server's defaults with the request's options applied
   bool scores = false;             ///< "scores": true, or nbest > 1: objects with scores
+  bool alignment = false;          ///< "alignment": true: objects with "alignment" (Pharaoh)
 };
 
 /// Parses and checks a body: {"text": "..." | ["...", ...], "beam": N, "nbest": K,
@@ -86,8 +87,10 @@ std::vector<SourceLine> encode_texts(const std::vector<std::string>& texts,
 /// {"translations": [...]} for `results` (one per text): plain strings, or with scores / n-best
 /// objects {"text", "score", "nbest": [{"text", "score"}, ...]}; "warnings" lists the texts that
 /// were truncated ({"index", "message"}), "errors" any that failed.
+/// With "alignment", `alignments[i][k]` is the Pharaoh alignment of text i's k-th hypothesis.
 nlohmann::json translation_response(const std::vector<TranslationResult>& results,
-                                    const TranslateRequest& request);
+                                    const TranslateRequest& request,
+                                    const std::vector<std::vector<std::string>>& alignments = {});
 
 /// {"error": message}
 std::string error_body(const std::string& message);

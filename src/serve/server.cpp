@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "decode/alignment.h"
 #include "decode/attention_svg.h"
 #include "decode/evaluation.h"
 #include "nmt/page.h"
@@ -212,8 +213,22 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     });
     std::vector<TranslationResult> results;
     if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
+    std::vector<std::vector<std::string>> alignments;
+    if (request.alignment) {  // one teacher-forced pass per hypothesis, on this thread
+      Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
+      translator.set_log(nullptr);
+      for (size_t i = 0; i < results.size(); ++i) {
+        alignments.emplace_back();
+        for (const auto& hypothesis : results[i].nbest) {
+          alignments.back().push_back(hypothesis.tokens.empty()
+                                          ? ""
+                                          : pharaoh(align_words(translator.attention(
+                                                request.texts[i], hypothesis.tokens))));
+        }
+      }
+    }
     res.status = 200;
-    res.set_content(dump(translation_response(results, request)), kJson);
+    res.set_content(dump(translation_response(results, request, alignments)), kJson);
   } catch (const RequestError& e) {
     if (e.status() == 503) res.set_header("Retry-After", "1");
     send_error(res, e.status(), e.what());
