@@ -71,7 +71,7 @@ run_grid() {
   mkdir -p "$work" "$out/hyp"
   prepare_inputs
 
-  local weights b cell kind input n quantization compute
+  local weights b cell kind input n quantization compute cmd
   for weights in fp32 int8; do
     for b in 1 "$beam"; do
       quantization=none compute=float32
@@ -80,10 +80,8 @@ run_grid() {
       for kind in startup full; do
         if [[ $kind == full ]]; then input=$work/src.txt n=$sentences
         else input=$work/first.txt n=1; fi
-        measured "$cell" "$kind" "$n" "$nmt" translate --checkpoint "$ckpt" --device cpu \
-          --precision fp32 --quantization "$quantization" --threads "$threads" --beam "$b" \
-          --nbest 1 --length-penalty 0 --early-stopping=false --max-len "$limit" \
-          --input "$input" --output "$work/$cell.$kind.txt"
+        nmt_command "$b" "$input" "$work/$cell.$kind.txt" --quantization "$quantization"
+        measured "$cell" "$kind" "$n" "${cmd[@]}"
       done
       gzip -n <"$work/$cell.full.txt" >"$out/hyp/$cell.$tgt_lang.gz"
 
@@ -91,14 +89,9 @@ run_grid() {
       for kind in startup full; do
         if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
         else input=$work/first.pieces n=1; fi
-        # OpenBLAS (fp32 GEMMs) keeps its own threads: CTranslate2 sets only OpenMP's and ruy's.
-        measured "$cell" "$kind" "$n" env OPENBLAS_NUM_THREADS="$ct2_intra" \
-          "$ct2" --model "$models/$compute" --src "$input" --out "$work/$cell.$kind.pieces" \
-          --device cpu --compute_type "$compute" --intra_threads "$ct2_intra" \
-          --inter_threads "$ct2_inter" \
-          --beam_size "$b" --length_penalty 0 --batch_size "$ct2_batch_size" \
-          --batch_type "$ct2_batch_type" --max_input_length "$max_len" \
-          --max_decoding_length "$limit" --min_decoding_length 0 --suppress_sequences "$pad,$bos"
+        ct2_command "$compute" "$b" "$input" "$work/$cell.$kind.pieces" "$ct2_intra" \
+          "$ct2_inter" "$ct2_batch_size" "$ct2_batch_type"
+        measured "$cell" "$kind" "$n" "${cmd[@]}"
       done
       "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$cell.full.pieces" |
         gzip -n >"$out/hyp/$cell.$tgt_lang.gz"

@@ -286,6 +286,24 @@ prepare_inputs() {
   bos=$(vocab_piece "$models/float32" 2)
 }
 
+# The commands of the one search both engines run (length penalty 0, the output limit, pad and
+# bos suppressed; see the top), into the array `cmd`; prepare_inputs sets what they read.
+# Usage: ct2_command COMPUTE BEAM INPUT OUTPUT INTRA_THREADS INTER_THREADS BATCH_SIZE BATCH_TYPE
+ct2_command() {
+  # OpenBLAS (fp32 GEMMs) keeps its own threads: CTranslate2 sets only OpenMP's and ruy's.
+  cmd=(env OPENBLAS_NUM_THREADS="$5" "$ct2" --model "$models/$1" --src "$3" --out "$4"
+       --device cpu --compute_type "$1" --intra_threads "$5" --inter_threads "$6"
+       --beam_size "$2" --length_penalty 0 --batch_size "$7" --batch_type "$8"
+       --max_input_length "$max_len" --max_decoding_length "$limit" --min_decoding_length 0
+       --suppress_sequences "$pad,$bos")
+}
+# Usage: nmt_command BEAM INPUT OUTPUT [more nmt translate options]
+nmt_command() {
+  cmd=("$nmt" translate --checkpoint "$ckpt" --device cpu --precision fp32 --threads "$threads"
+       --beam "$1" --nbest 1 --length-penalty 0 --early-stopping=false --max-len "$limit"
+       --input "$2" --output "$3" "${@:4}")
+}
+
 stage_translate() {
   need_nmt
   [[ -x $ct2 ]] || die "$ct2 is missing: run 'scripts/ct2_check.sh build' first"
@@ -300,20 +318,16 @@ stage_translate() {
   mkdir -p "$work" "$out/hyp"
   prepare_inputs
 
-  local q b system input n kind
+  local q b system input n kind cmd
   for q in float32 int8; do
     for b in 1 "$beam"; do
       system=ct2_${q}_$(search_name "$b")
       for kind in startup full; do
         if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
         else input=$work/first.pieces n=1; fi
-        # OpenBLAS (fp32 GEMMs) keeps its own threads: CTranslate2 sets only OpenMP's and ruy's.
-        timed "$system" "$kind" "$n" env OPENBLAS_NUM_THREADS="$threads" \
-          "$ct2" --model "$models/$q" --src "$input" --out "$work/$system.$kind.pieces" \
-          --device cpu --compute_type "$q" \
-          --intra_threads "$threads" --inter_threads 1 --beam_size "$b" --length_penalty 0 \
-          --batch_size "$batch_size" --max_input_length "$max_len" \
-          --max_decoding_length "$limit" --min_decoding_length 0 --suppress_sequences "$pad,$bos"
+        ct2_command "$q" "$b" "$input" "$work/$system.$kind.pieces" "$threads" 1 "$batch_size" \
+          examples
+        timed "$system" "$kind" "$n" "${cmd[@]}"
       done
       "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$system.full.pieces" |
         gzip -n >"$out/hyp/$system.$tgt_lang.gz"
@@ -324,9 +338,8 @@ stage_translate() {
     for kind in startup full; do
       if [[ $kind == full ]]; then input=$work/src.txt n=$sentences
       else input=$work/first.txt n=1; fi
-      timed "$system" "$kind" "$n" "$nmt" translate --checkpoint "$ckpt" --device cpu \
-        --precision fp32 --threads "$threads" --beam "$b" --nbest 1 --length-penalty 0 \
-        --early-stopping=false --max-len "$limit" --input "$input" --output "$work/$system.$kind.txt"
+      nmt_command "$b" "$input" "$work/$system.$kind.txt"
+      timed "$system" "$kind" "$n" "${cmd[@]}"
     done
     gzip -n <"$work/$system.full.txt" >"$out/hyp/$system.$tgt_lang.gz"
   done
