@@ -155,7 +155,7 @@ TEST(CmdScore, OneLinePerPairAndOnlyTheNumberWhenAsked) {
   const test::Run bad =
       run_nmt("score --only max --checkpoint " + (dir / "m.pt").string() + files, "", dir);
   EXPECT_NE(bad.code, 0);
-  EXPECT_NE(bad.err.find("--only = 'max' is not valid: use sum or mean"), std::string::npos)
+  EXPECT_NE(bad.err.find("--only 'max' is not valid: choose one of sum, mean"), std::string::npos)
       << bad.err;
 }
 

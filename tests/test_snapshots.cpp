@@ -154,6 +154,21 @@ TEST(SnapshotAverage, ACrashWritingASnapshotLosesNoneOfTheAverage) {
   }
 }
 
+// An epoch budget: snapshots taken partway through an epoch stay through a resume (it places
+// them by the epochs done when they were taken, not by the whole epochs).
+TEST(SnapshotAverage, AResumeKeepsMidEpochSnapshotsOfAnEpochBudget) {
+  const auto dir = test::temp_dir("snap_epochs");
+  Config config = test::tiny_config(dir);
+  config.train.max_epochs = 2;
+  config.train.average_snapshots = 4;
+  config.train.average_window = 0.25;
+  test::train(config);
+  const auto taken = snapshot_steps(dir);
+  ASSERT_EQ(taken.size(), 4u);
+  test::train(config, /*resume=*/true);  // nothing left to train: only the start-up's tidying
+  EXPECT_EQ(snapshot_steps(dir), taken);
+}
+
 TEST(SnapshotAverage, NoneWhenTurnedOff) {
   const auto dir = test::temp_dir("snap_none");
   Config config = test::step_config(dir, 6);

@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/decode_options.h"
+#include "core/choice.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -21,12 +23,23 @@ namespace {
 /// What each output line holds: all three fields, or one number (for piping into sort, paste).
 enum class ScoreField { kAll, kSum, kMean };
 
+}  // namespace
+}  // namespace nmt::cli
+
+namespace nmt {
+template <>
+struct ChoiceNames<cli::ScoreField> {  // --only's values (all three fields: no --only)
+  static constexpr std::pair<cli::ScoreField, const char*> names[] = {
+      {cli::ScoreField::kSum, "sum"}, {cli::ScoreField::kMean, "mean"}};
+};
+}  // namespace nmt
+
+namespace nmt::cli {
+namespace {
+
 ScoreField score_field(const cxxopts::ParseResult& args) {
   if (!args.count("only")) return ScoreField::kAll;
-  const std::string value = args["only"].as<std::string>();
-  if (value == "sum") return ScoreField::kSum;
-  if (value == "mean") return ScoreField::kMean;
-  throw Error("--only = '" + value + "' is not valid: use sum or mean");
+  return require_choice<ScoreField>("--only", args["only"].as<std::string>());
 }
 
 void write_score(std::FILE* out, const SentenceScore& score, ScoreField field) {
@@ -81,10 +94,13 @@ int run_score(int argc, char** argv) {
   std::vector<ParallelText> texts;
   for (const auto& set : sets) texts.push_back(read_corpus(config.data, set.corpus));
   std::FILE* out = stdout;
+  const std::string where = args.count("output") ? args["output"].as<std::string>() : "stdout";
+  // Closed if anything below throws; closed and checked by hand at the end.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
   if (args.count("output")) {
-    const std::string path = args["output"].as<std::string>();
-    out = std::fopen(path.c_str(), "w");
-    if (out == nullptr) throw Error("cannot write scores to " + path);
+    file.reset(std::fopen(where.c_str(), "w"));
+    if (!file) throw Error("cannot write scores to " + where);
+    out = file.get();
   }
   install_interrupt_handlers();  // Ctrl-C / SIGTERM: the scores so far are written, then stop
   const auto start = std::chrono::steady_clock::now();
@@ -114,8 +130,10 @@ int run_score(int argc, char** argv) {
     }
     if (interrupted()) break;
   }
-  if (std::fflush(out) != 0 || (out != stdout && std::fclose(out) != 0)) {
-    throw Error("cannot write scores to " + args["output"].as<std::string>());
+  // ferror: a write that failed earlier, when the buffer was flushed on its own.
+  const bool failed = std::ferror(out) != 0 || std::fflush(out) != 0;
+  if (failed || (file && std::fclose(file.release()) != 0)) {
+    throw Error("cannot write scores to " + where);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

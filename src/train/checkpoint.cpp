@@ -39,6 +39,7 @@ json state_to_json(const TrainingState& s) {
           {"bad_validations", s.bad_validations},
           {"train_seconds", s.train_seconds},
           {"world_size", s.world_size},
+          {"epochs_done", s.epochs_done},
           {"log_bytes", s.log_bytes},
           {"metrics_bytes", s.metrics_bytes}};
 }
@@ -53,6 +54,7 @@ TrainingState state_from_json(const json& j) {
   s.bad_validations = j.at("bad_validations");
   s.train_seconds = j.at("train_seconds");
   s.world_size = j.value("world_size", int64_t(1));  // absent before multi-process training
+  s.epochs_done = j.value("epochs_done", -1.0);      // absent before snapshot averaging
   s.log_bytes = j.value("log_bytes", int64_t(-1));   // absent before nmt 0.1 wrote them
   s.metrics_bytes = j.value("metrics_bytes", int64_t(-1));
   return s;

@@ -23,6 +23,10 @@ struct TrainingState {
   int64_t bad_validations = 0;  ///< validations since the best (early stopping)
   double train_seconds = 0.0;   ///< training wall-clock so far (for train.max_minutes)
   int64_t world_size = 1;       ///< processes that trained it (a step is this × accum_steps)
+  /// Epochs done, with the current one's fraction, when the state was saved (-1: not recorded).
+  /// A snapshot keeps it so that a resume can place it in an epoch budget (train/snapshots.h):
+  /// the epoch's size in batches is not saved.
+  double epochs_done = -1.0;
   /// Sizes of the run's train.log and metrics.jsonl when the checkpoint was written (-1:
   /// unknown, an older checkpoint): a resume cuts the logs back to them (train/resume.h).
   int64_t log_bytes = -1;

@@ -45,13 +45,13 @@ std::string SnapshotPlan::start(int64_t step, double progress) {
   while (enabled() && next_ <= config_.average_snapshots && progress >= due_at(next_)) ++next_;
   std::vector<std::string> removed;
   for (const auto& [snapshot_step, file] : snapshot_files(run_dir_)) {
-    bool stale = snapshot_step > step;
+    bool stale = snapshot_step > step || !enabled();
     if (!stale) {
       const TrainingState state = read_checkpoint_state(file);
-      const double at =
-          budget_progress(config_, state.step, state.train_seconds, double(state.epoch));
-      // A snapshot taken before the window as the budget now is (or with averaging now off).
-      stale = !enabled() || at < due_at(1) - 1e-9;
+      const double epochs =
+          state.epochs_done >= 0.0 ? state.epochs_done : double(state.epoch);  // older snapshots
+      // A snapshot taken before the window as the budget now is.
+      stale = budget_progress(config_, state.step, state.train_seconds, epochs) < due_at(1) - 1e-9;
     }
     if (stale) {
       fs::remove(file);

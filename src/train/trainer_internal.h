@@ -119,6 +119,8 @@ class Trainer::Impl {
   bool limit_reached(TrainSummary& summary);
   /// The fraction of the budget used after the step just taken (train/schedule.h).
   double progress() const;
+  /// Epochs done, with the current epoch's fraction.
+  double epochs_done() const;
   /// Rank 0 at the run's end: averages the snapshots into averaged.pt and validates it.
   void write_average(const TrainSummary& summary);
   void say(const std::string& text);  ///< a log line that does not garble the progress bar

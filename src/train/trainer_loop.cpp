@@ -220,6 +220,7 @@ void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
   // The snapshot before validation's last.pt: a resume from last.pt at this step takes no
   // snapshot again, so one killed between the two would be missing from the average.
   if (comm_->is_main() && snapshots_.take(progress())) {
+    state_.epochs_done = epochs_done();  // places the snapshot in an epoch budget on resume
     save(snapshots_.path(state_.step), /*with_optimizer=*/false);
   }
   if (scheduler_.validates_after_step(state_.step)) {
@@ -228,12 +229,14 @@ void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
   check_stop(summary);
 }
 
+double Trainer::Impl::epochs_done() const {
+  return double(state_.epoch) + (window_->epoch_batches > 0 ? double(state_.batch_in_epoch) /
+                                                                  double(window_->epoch_batches)
+                                                            : 0.0);
+}
+
 double Trainer::Impl::progress() const {
-  const double epochs =
-      double(state_.epoch) + (window_->epoch_batches > 0
-                                  ? double(state_.batch_in_epoch) / double(window_->epoch_batches)
-                                  : 0.0);
-  return budget_progress(config_.train, state_.step, state_.train_seconds, epochs);
+  return budget_progress(config_.train, state_.step, state_.train_seconds, epochs_done());
 }
 
 void Trainer::Impl::write_average(const TrainSummary& summary) {
