@@ -44,6 +44,21 @@ void write_checkpoints(const fs::path& d) {
   save_checkpoint(d / "shape.pt", wide, model, test::fixture_tokenizer(), {});  // d32 weights
   Seq2Seq wide_model(wide.model);
   save_checkpoint(d / "wide.pt", wide, wide_model, test::fixture_tokenizer(), {});
+  // The same shapes over another SentencePiece model: no ensemble member for ckpt.pt.
+  const fs::path fixtures = NMT_FIXTURES_DIR;
+  DataConfig data = config.data;
+  data.dir = fixtures.string();
+  data.train = {CorpusSpec::of_split("tiny")};
+  data.vocab_size = 150;
+  data.character_coverage = 0.98;  // not the fixture tokenizer's
+  const auto text = read_parallel(fixtures / "tiny.en", fixtures / "tiny.de");
+  const auto foreign = Tokenizer::train(data, text.src, text.tgt, d / "foreign_spm");
+  if (foreign.src_vocab_size() == config.model.src_vocab_size) {
+    save_checkpoint(d / "foreign_tok.pt", config, model, foreign, {});
+  }
+  write(d / "empty_constraint.jsonl", "[\"hund\", \"\"]\n");
+  write(d / "long_constraints.jsonl", "[\"ein hund rennt im schnee und ein mann\"]\n");
+  write(d / "dict_constraints.jsonl", "{\"a\": 1}\n");
   const std::string bytes = test::slurp(d / "ckpt.pt");
   write(d / "truncated.pt", bytes.substr(0, bytes.size() / 2));
   write(d / "random.pt", random_bytes(4096, 1));

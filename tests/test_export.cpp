@@ -414,6 +414,15 @@ TEST(ExportCt2, ExistingOutputOrBadParentIsAnErrorAndLeavesNothing) {
   export_ctranslate2(loaded, (dir / "ct2").string() + "/");
   EXPECT_FALSE(fs::exists(dir / "ct2.tmp"));
   EXPECT_EQ(read_model_bin(dir / "ct2" / "model.bin").spec, "TransformerSpec");
+  // A `.tmp` that holds something no export writes is the user's: refused, left as it is.
+  fs::create_directory(dir / "mine.tmp");
+  std::ofstream(dir / "mine.tmp" / "notes.txt") << "keep me";
+  test::expect_error([&] { export_ctranslate2(loaded, dir / "mine"); },
+                     "mine.tmp holds notes.txt, which no export writes");
+  EXPECT_EQ(test::read_text(dir / "mine.tmp" / "notes.txt"), "keep me");
+  std::ofstream(dir / "other.tmp") << "a file";
+  test::expect_error([&] { export_ctranslate2(loaded, dir / "other"); },
+                     "other.tmp exists and is not an interrupted export");
 }
 
 TEST(ExportCt2, UnknownQuantizationListsTheValidOnes) {

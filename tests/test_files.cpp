@@ -93,5 +93,28 @@ TEST(Files, TrainingSyncsEachFileBeforeItsRenameAndTheDirectoryAfter) {
   EXPECT_GE(renames, 5) << test::slurp(dir / "trace");
 }
 
+// The one listing of step_N.pt / snapshot_N.pt files (checkpoint rotation, snapshots, resume):
+// numeric order, and names nmt never writes (a directory, a number beyond int64, other
+// prefixes) are left out instead of throwing.
+TEST(Files, NumberedFilesInNumericOrderSkippingWhatIsNotOurs) {
+  const auto dir = test::temp_dir("numbered_files");
+  for (const char* name :
+       {"step_10.pt", "step_9.pt", "step_100.pt", "step_99999999999999999999.pt", "step_.pt",
+        "step_1.pt.tmp", "steps_3.pt", "snapshot_4.pt", "step_x.pt"}) {
+    std::ofstream(dir / name) << "x";
+  }
+  fs::create_directory(dir / "step_5.pt");
+  std::vector<std::string> names;
+  std::vector<int64_t> numbers;
+  for (const auto& [number, path] : numbered_files(dir, "step")) {
+    numbers.push_back(number);
+    names.push_back(path.filename().string());
+  }
+  EXPECT_EQ(numbers, (std::vector<int64_t>{9, 10, 100}));
+  EXPECT_EQ(names, (std::vector<std::string>{"step_9.pt", "step_10.pt", "step_100.pt"}));
+  EXPECT_EQ(numbered_files(dir, "snapshot").size(), 1u);
+  EXPECT_TRUE(numbered_files(dir / "missing", "step").empty());
+}
+
 }  // namespace
 }  // namespace nmt

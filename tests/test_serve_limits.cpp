@@ -129,7 +129,9 @@ TEST(ServeLimits, ATextTheTokenizerRefusesIsA400NamingItsIndex) {
   const LineEncoder encode = [&](const std::string& text, size_t line_number) {
     ++calls;
     if (text == "refused") throw Error("SentencePiece cannot encode 'refused': bad input");
-    return SourceLine{{int64_t(line_number)}, {}};
+    SourceLine line;
+    line.ids = {int64_t(line_number)};
+    return line;
   };
   const auto lines = encode_texts({"a", "b"}, encode);
   ASSERT_EQ(lines.size(), 2u);

@@ -122,6 +122,55 @@ TEST(ServeAlignment, TranslateAnswersThePairsOfEachHypothesis) {
   EXPECT_EQ(bad->status, 400);
 }
 
+// "prefix" and "constraints" per text, shaped like "text"; the same outputs as the Translator
+// gives with those guides, and a guide the server cannot use is a 400 naming the text.
+TEST(ServeGuides, PrefixAndConstraintsPerTextAndTheirErrors) {
+  RunningServer running;
+  const std::vector<std::string> texts = {"a dog runs .", "two men are playing football ."};
+  const auto res = test::post_translate(
+      running.port, json{{"text", texts},
+                         {"beam", 4},
+                         {"prefix", json::array({"ein", ""})},
+                         {"constraints", json::array({json::array(), json::array({"hund"})})}}
+                        .dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto translations = json::parse(res->body)["translations"];
+  auto served = test::served_model();
+  DecodeConfig decode = served.config.decode;
+  decode.beam = 4;
+  Translator translator(served.model, served.tokenizer, decode, at::kCPU);
+  translator.set_log(nullptr);
+  const auto expected = translator.translate(texts, 1,
+                                             {encode_guide(served.tokenizer, "ein", {}, ""),
+                                              encode_guide(served.tokenizer, "", {"hund"}, "")});
+  for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(translations[i], expected[i].best()) << i;
+  EXPECT_EQ(expected[0].best().rfind("ein", 0), 0u) << expected[0].best();
+  EXPECT_NE(expected[1].best().find("hund"), std::string::npos) << expected[1].best();
+
+  const auto one = test::post_translate(
+      running.port,
+      json{{"text", "a dog ."}, {"prefix", "ein"}, {"constraints", json::array({"hund"})}}.dump());
+  ASSERT_EQ(one->status, 200) << one->body;
+  const auto bad = [&](const json& body, const std::string& needle) {
+    const auto answer = test::post_translate(running.port, body.dump());
+    EXPECT_EQ(answer->status, 400) << body.dump();
+    const auto error = json::parse(answer->body)["error"].get<std::string>();
+    EXPECT_NE(error.find(needle), std::string::npos) << error;
+  };
+  bad(json{{"text", texts}, {"prefix", "ein"}}, "\"prefix\" must be a list of strings");
+  bad(json{{"text", texts}, {"prefix", json::array({"ein"})}},
+      "\"prefix\" has 1 entries but \"text\" 2");
+  bad(json{{"text", "a dog ."}, {"constraints", json::array({""})}},
+      "text[0]\": constraint 1 is empty");
+  bad(json{{"text", "a dog ."}, {"constraints", json::array({"日本"})}}, "cannot be encoded");
+  bad(json{{"text", "a dog ."},
+           {"constraints", json::array({"hund"})},
+           {"max_len_offset", 1},
+           {"prefix", "ein mann hund ein mann hund ein mann hund"}},
+      "text[0]\": the prefix has");
+}
+
 /// Whether the browser test can run here: Chromium, its driver and Selenium.
 std::string missing_browser() {
   for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromedriver"}) {

@@ -71,6 +71,11 @@ int run_bench_decode(int argc, char** argv) {
     }
   }
   auto session = open_decode_session(args);
+  if (session.models.size() > 1) {
+    throw Error("nmt bench decode times one checkpoint; --checkpoint lists " +
+                std::to_string(session.models.size()) +
+                " (time an ensemble with nmt evaluate, which reports sentences/s)");
+  }
   const auto& data = session.loaded.config.data;
   const auto file = args.count("src")
                         ? std::filesystem::path(args["src"].as<std::string>())

@@ -66,7 +66,7 @@ nlohmann::json score_record(const EvaluationReport& report, const TestSet& set,
   const DecodeConfig& decode = session.translator->config();
   return {{"test_set", set.name},
           {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
-          {"checkpoint", session.checkpoint.string()},
+          {"checkpoint", checkpoint_names(session)},
           {"step", session.loaded.state.step},
           {"beam", decode.beam},
           {"length_penalty", decode.length_penalty},
@@ -144,7 +144,7 @@ int run_evaluate(int argc, char** argv) {
   for (const auto& set : sets) {
     const ParallelText text = read_corpus(config.data, set.corpus);
     std::printf("checkpoint %s (step %lld), %s, %s: %zu sentences, %s -> %s\n",
-                session.checkpoint.string().c_str(),
+                checkpoint_names(session).c_str(),
                 static_cast<long long>(session.loaded.state.step),
                 describe_device(session.device).c_str(), set.name.c_str(), text.size(),
                 config.data.src_lang.c_str(), config.data.tgt_lang.c_str());

@@ -108,16 +108,12 @@ int run_score(int argc, char** argv) {
   int64_t tokens = 0;
   double log_prob = 0.0;
   for (size_t s = 0; s < sets.size(); ++s) {
-    std::vector<Example> examples;
-    for (size_t i = 0; i < texts[s].size(); ++i) {
-      examples.push_back(
-          {tokenizer.encode_src(texts[s].src[i]), tokenizer.encode_tgt(texts[s].tgt[i])});
-    }
+    const auto examples = encode_pairs(tokenizer, texts[s].src, texts[s].tgt);
     std::vector<SentenceScore> scores;
     try {
-      scores = teacher_forced_scores(session.loaded.model, examples,
-                                     session.translator->config().batch_tokens, session.device,
-                                     &interrupted);
+      scores =
+          teacher_forced_scores(session.models, examples, session.translator->config().batch_tokens,
+                                session.device, &interrupted);
     } catch (const Error& e) {
       throw Error(sets[s].name + ": " + e.what());
     }

@@ -102,14 +102,14 @@ int run_serve(int argc, char** argv) {
   // OpenMP's thread count is per thread: the decoding threads share the one --threads set here.
   const int64_t workers = serve_options.batching.workers = decoding_workers(args, session.device);
   serve_options.batching.threads = std::max<int64_t>(1, at::get_num_threads() / workers);
-  ServedModel served{session.loaded.model, session.loaded.tokenizer, session.loaded.config,
-                     session.device, session.checkpoint.string()};
+  ServedModel served{session.models, session.loaded.tokenizer, session.loaded.config,
+                     session.device, checkpoint_names(session)};
   served.config.decode = session.translator->config();
   const auto search = describe_search(served.config.decode);
   TranslationServer server(std::move(served), serve_options);
   const int port = server.start();
   std::printf("nmt serve: listening on http://%s:%d (%s, %s, %s, %lld decoding worker(s))\n",
-              serve_options.host.c_str(), port, session.checkpoint.string().c_str(), search.c_str(),
+              serve_options.host.c_str(), port, checkpoint_names(session).c_str(), search.c_str(),
               describe_device(session.device).c_str(), static_cast<long long>(workers));
   std::fflush(stdout);
   const int signal_number = wait_for_stop_signal([&] { return !server.running(); });

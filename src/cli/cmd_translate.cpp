@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/decode_options.h"
@@ -68,6 +70,83 @@ void write_result(const TranslationResult& result, const OutputFormat& format,
   }
 }
 
+/// --prefix, --prefix-column and --constraints: the prefix and constraints of each input line,
+/// read alongside it. Problems with them are one nmt::Error naming the option, file and line.
+class GuideReader {
+ public:
+  GuideReader(const cxxopts::ParseResult& args, const Tokenizer& tokenizer)
+      : tokenizer_(tokenizer), column_(args.count("prefix-column") > 0) {
+    if (args.count("prefix")) prefix_ = args["prefix"].as<std::string>();
+    if (column_ && prefix_) throw Error("--prefix and --prefix-column exclude each other");
+    if (args.count("constraints")) {
+      constraints_path_ = args["constraints"].as<std::string>();
+      constraints_ = std::make_unique<std::ifstream>(constraints_path_, std::ios::binary);
+      if (!*constraints_) {
+        throw Error("cannot read --constraints " + constraints_path_ + " (missing or unreadable)");
+      }
+    }
+  }
+
+  bool active() const { return column_ || prefix_ || constraints_; }
+
+  /// The guides of `lines` (input lines first_line, first_line + 1, ...); --prefix-column
+  /// strips each line's "<TAB>prefix" in place.
+  std::vector<OutputGuide> read(std::vector<std::string>& lines, size_t first_line) {
+    std::vector<OutputGuide> guides;
+    if (!active()) return guides;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const auto what = "line " + std::to_string(first_line + i);
+      std::string prefix = prefix_.value_or("");
+      if (column_) {
+        const size_t tab = lines[i].find('\t');
+        if (tab != std::string::npos) {
+          prefix = lines[i].substr(tab + 1);
+          lines[i].resize(tab);
+        }
+      }
+      guides.push_back(encode_guide(tokenizer_, prefix, next_constraints(first_line + i), what));
+    }
+    return guides;
+  }
+
+ private:
+  /// The next line of --constraints: a JSON list of target phrases (strings).
+  std::vector<std::string> next_constraints(size_t input_line) {
+    if (!constraints_) return {};
+    std::string line;
+    const auto where = "--constraints " + constraints_path_ + " line " + std::to_string(input_line);
+    if (!std::getline(*constraints_, line)) {
+      throw Error(where +
+                  ": missing; the file needs one JSON list of target phrases per input "
+                  "line ([] for none)");
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw Error(where + ": not JSON (" + e.what() + "); write a list such as [\"Hund\"]");
+    }
+    if (!value.is_array()) {
+      throw Error(where + ": " + value.dump() + " is not a list; write a list such as [\"Hund\"]");
+    }
+    std::vector<std::string> phrases;
+    for (const auto& item : value) {
+      if (!item.is_string()) {
+        throw Error(where + ": " + item.dump() + " is not a string; each constraint is a phrase");
+      }
+      phrases.push_back(item.get<std::string>());
+    }
+    return phrases;
+  }
+
+  const Tokenizer& tokenizer_;
+  bool column_;
+  std::optional<std::string> prefix_;
+  std::string constraints_path_;
+  std::unique_ptr<std::ifstream> constraints_;
+};
+
 /// True if more input can be read from `fd` without blocking (-1: a file, always true).
 bool input_ready(std::istream& in, int fd) {
   if (fd < 0 || in.rdbuf()->in_avail() > 0) return true;
@@ -88,7 +167,7 @@ struct StreamOutcome {
 /// When the translator's stop check fires, the lines translated so far (the first ones, in
 /// order) are written and nothing more is read.
 StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
-                               const OutputFormat& format) {
+                               const OutputFormat& format, GuideReader& guides) {
   StreamOutcome outcome;
   size_t line_number = 1;
   std::vector<std::string> chunk;
@@ -97,7 +176,8 @@ StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
     if (!line.empty() && line.back() == '\r') line.pop_back();
     chunk.push_back(std::move(line));
     if (chunk.size() < kMaxChunkLines && input_ready(in, fd) && in.peek() != EOF) continue;
-    const auto results = translator.translate(chunk, line_number);
+    const auto chunk_guides = guides.read(chunk, line_number);
+    const auto results = translator.translate(chunk, line_number, chunk_guides);
     for (size_t i = 0; i < results.size(); ++i) {
       if (results[i].interrupted) break;
       outcome.failed += results[i].ok() ? 0 : 1;
@@ -113,12 +193,15 @@ StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
 }
 
 /// The interactive loop on a terminal: prompt, translate each line as entered.
-size_t interactive(Translator& translator, const OutputFormat& format) {
+size_t interactive(Translator& translator, const OutputFormat& format, GuideReader& guides) {
   std::cerr << "nmt translate: type a sentence and press Enter (Ctrl-D to quit)\n";
   size_t failed = 0, line_number = 1;
   std::string line;
   while ((std::cerr << "> " << std::flush) && std::getline(std::cin, line)) {
-    const auto results = translator.translate({line}, line_number++);
+    std::vector<std::string> lines = {line};
+    const auto line_guides = guides.read(lines, line_number);
+    const auto results = translator.translate(lines, line_number++, line_guides);
+    line = lines[0];
     failed += results[0].ok() ? 0 : 1;
     write_result(results[0], format, line);
     format.out->flush();
@@ -159,9 +242,11 @@ struct InputOutcome {
 InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult& args,
                               const OutputFormat& format) {
   InputOutcome outcome;
+  GuideReader guides(args, translator.tokenizer());
   if (args.count("text")) {
-    const auto texts = args["text"].as<std::vector<std::string>>();
-    const auto results = translator.translate(texts);
+    auto texts = args["text"].as<std::vector<std::string>>();
+    const auto text_guides = guides.read(texts, 1);
+    const auto results = translator.translate(texts, 1, text_guides);
     for (size_t i = 0; i < results.size(); ++i) {
       outcome.failed += results[i].ok() ? 0 : 1;
       write_result(results[i], format, texts[i]);
@@ -173,17 +258,17 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
     if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
     install_interrupt_handlers();  // Ctrl-C / SIGTERM: write what is done, then stop
     translator.set_stop(&interrupted);
-    outcome.stream = translate_stream(translator, in, -1, format);
+    outcome.stream = translate_stream(translator, in, -1, format, guides);
     outcome.failed = outcome.stream->failed;
     if (outcome.stream->interrupted) return outcome;
     std::ifstream again(path, std::ios::binary);
     outcome.first_input.emplace();
     std::getline(again, *outcome.first_input);
   } else if (::isatty(STDIN_FILENO)) {
-    outcome.failed = interactive(translator, format);
+    outcome.failed = interactive(translator, format, guides);
   } else {
     if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
-    outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format).failed;
+    outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format, guides).failed;
   }
   return outcome;
 }
@@ -204,6 +289,15 @@ void add_translate_options(cxxopts::Options& options) {
       ("head", "attention head for --attention and --alignment (-1: mean over heads)",
        cxxopts::value<int64_t>()->default_value("-1"), "H")
       ("text", "sentences to translate", cxxopts::value<std::vector<std::string>>());
+  options.add_options("prefix and constraints")
+      ("prefix", "every translation starts with TEXT (target language); decoding continues "
+       "from it", cxxopts::value<std::string>(), "TEXT")
+      ("prefix-column", "each input line is SOURCE<TAB>PREFIX: its translation starts with "
+       "PREFIX (a line without a TAB has none)")
+      ("constraints", "FILE has one JSON list of target phrases per input line, e.g. "
+       "[\"Hund\", \"im Schnee\"] ([] for none): each phrase appears in the translation "
+       "(constrained beam search with dynamic beam allocation; a beam of at least the number "
+       "of constraint pieces + 1 works best)", cxxopts::value<std::string>(), "FILE");
   // clang-format on
   options.parse_positional({"text"});
   options.positional_help("[TEXT ...]");

@@ -23,10 +23,40 @@ bool true_or_false(const std::string& flag, const std::string& value) {
 
 }  // namespace
 
+std::vector<std::string> split_checkpoint_list(const std::string& value) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = value.find(',', start);
+    names.push_back(value.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (names.back().empty()) {
+      throw Error("--checkpoint '" + value + "' has an empty entry: give PATH or PATH,PATH,...");
+    }
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
+  }
+}
+
+void check_same_tokenizer(const LoadedModel& first, const std::filesystem::path& first_path,
+                          const LoadedModel& other, const std::filesystem::path& other_path) {
+  const auto describe = [](const LoadedModel& loaded) {
+    return std::to_string(loaded.tokenizer.src_vocab_size()) + "/" +
+           std::to_string(loaded.tokenizer.tgt_vocab_size()) + " pieces (" +
+           (loaded.tokenizer.joint() ? "joint" : "separate") + ")";
+  };
+  if (first.tokenizer.serialized() != other.tokenizer.serialized()) {
+    throw Error("ensemble members " + first_path.string() + " and " + other_path.string() +
+                " have different tokenizers (" + describe(first) + " and " + describe(other) +
+                "): an ensemble's members must be trained with the same SentencePiece model(s) "
+                "(data.spm_model)");
+  }
+}
+
 void add_model_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("model")
-      ("checkpoint", "checkpoint file, or a run directory (its averaged.pt, else best.pt, else last.pt)",
+      ("checkpoint", "checkpoint file, or a run directory (its averaged.pt, else best.pt, else "
+       "last.pt); A,B,... decodes with an ensemble (log-probabilities averaged per step)",
        cxxopts::value<std::string>(), "PATH")
       ("device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))
       ("threads", "CPU threads (0: one per core; default: the checkpoint's train.threads)",
@@ -134,12 +164,30 @@ std::string describe_search(const DecodeConfig& decode) {
   return description;
 }
 
+std::string checkpoint_names(const DecodeSession& session) {
+  std::string names;
+  for (const auto& path : session.checkpoints) names += (names.empty() ? "" : ",") + path.string();
+  return names;
+}
+
 DecodeSession open_decode_session(const cxxopts::ParseResult& args,
                                   const std::vector<std::string>& overrides) {
   if (!args.count("checkpoint")) throw Error("--checkpoint PATH is required");
   const auto device = resolve_device(args["device"].as<std::string>());
-  const auto path = resolve_checkpoint(args["checkpoint"].as<std::string>());
-  DecodeSession session{path, load_checkpoint(path, device), device, nullptr, nullptr};
+  std::vector<std::filesystem::path> paths;
+  for (const auto& name : split_checkpoint_list(args["checkpoint"].as<std::string>())) {
+    paths.push_back(resolve_checkpoint(name));
+  }
+  DecodeSession session{paths.front(), load_checkpoint(paths.front(), device),
+                        device,        nullptr,
+                        nullptr,       "float weights",
+                        paths,         Ensemble(Seq2Seq{nullptr})};
+  std::vector<Seq2Seq> members = {session.loaded.model};
+  for (size_t i = 1; i < paths.size(); ++i) {
+    auto member = load_checkpoint(paths[i], device);
+    check_same_tokenizer(session.loaded, paths.front(), member, paths[i]);
+    members.push_back(member.model);
+  }
   apply_overrides(session.loaded.config, overrides);
   configure_threads(args.count("threads") ? args["threads"].as<int64_t>()
                                           : session.loaded.config.train.threads);
@@ -148,10 +196,11 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   session.autocast = std::make_unique<AutocastGuard>(precision, device);
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);
   if (decode.quantization == Quantization::kInt8) {
-    session.weights = quantize_int8(session.loaded.model);
+    for (auto& member : members) session.weights = quantize_int8(member);
   }
+  session.models = Ensemble(std::move(members));
   session.translator =
-      std::make_unique<Translator>(session.loaded.model, session.loaded.tokenizer, decode, device);
+      std::make_unique<Translator>(session.models, session.loaded.tokenizer, decode, device);
   return session;
 }
 

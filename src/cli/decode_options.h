@@ -41,18 +41,34 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
 /// samples, epsilon 0.02, seed 1", either followed by ", MBR chrf over N" when decode.mbr is on.
 std::string describe_search(const DecodeConfig& decode);
 
-/// A checkpoint loaded as the options say, with a Translator over it.
+/// --checkpoint's comma-separated list (one entry: one checkpoint); an empty entry is an
+/// nmt::Error.
+std::vector<std::string> split_checkpoint_list(const std::string& value);
+
+/// Throws an nmt::Error naming both files unless two ensemble members have byte-identical
+/// tokenizers.
+void check_same_tokenizer(const LoadedModel& first, const std::filesystem::path& first_path,
+                          const LoadedModel& other, const std::filesystem::path& other_path);
+
+/// A checkpoint (or an ensemble of them) loaded as the options say, with a Translator over it.
 struct DecodeSession {
-  std::filesystem::path checkpoint;         ///< the resolved checkpoint file
+  std::filesystem::path checkpoint;         ///< the resolved (first) checkpoint file
   LoadedModel loaded;                       ///< its config, model and tokenizer
   at::Device device;                        ///< where the model runs
   std::unique_ptr<AutocastGuard> autocast;  ///< bf16 autocast while the session lives
   std::unique_ptr<Translator> translator;
   std::string weights = "float weights";  ///< or what --quantization int8 did (for reports)
+  std::vector<std::filesystem::path> checkpoints;  ///< every member's file, in order
+  Ensemble models{Seq2Seq{nullptr}};               ///< the model, or the ensemble
 };
+
+/// The session's checkpoint file(s), comma-separated as --checkpoint takes them (for reports).
+std::string checkpoint_names(const DecodeSession& session);
 
 /// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies `overrides`
 /// (section.key=value, e.g. data.dir or decode.beam) to its config, sets threads and precision.
+/// A list A,B,... loads an ensemble: the first member's config and tokenizer serve it, and every
+/// member must have the same tokenizer (check_same_tokenizer) and vocabulary shapes (Ensemble).
 DecodeSession open_decode_session(const cxxopts::ParseResult& args,
                                   const std::vector<std::string>& overrides = {});
 

@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -95,6 +96,30 @@ std::string crc32_hex(uint32_t crc) {
   char text[9];
   std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
   return text;
+}
+
+std::vector<std::pair<int64_t, std::filesystem::path>> numbered_files(
+    const std::filesystem::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int64_t, std::filesystem::path>> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code type_ec;
+    if (!entry.is_regular_file(type_ec)) continue;  // a directory of that name is not ours
+    const std::string name = entry.path().filename().string();
+    const size_t digits = name.size() - prefix.size() - 4;  // "<prefix>_" ... ".pt"
+    if (name.size() < prefix.size() + 5 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name[prefix.size()] != '_' || name.compare(name.size() - 3, 3, ".pt") != 0) {
+      continue;
+    }
+    const std::string number = name.substr(prefix.size() + 1, digits);
+    if (number.empty() || number.size() > 18 ||
+        number.find_first_not_of("0123456789") != std::string::npos) {
+      continue;  // 18 digits always fit an int64
+    }
+    found.emplace_back(std::stoll(number), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 }  // namespace nmt

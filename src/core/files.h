@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nmt {
@@ -37,5 +38,11 @@ std::string crc32_hex(uint32_t crc);
 /// Flushes a directory's entries (a rename or unlink inside it) to disk; errors are ignored
 /// (some file systems cannot fsync directories).
 void sync_directory(const std::filesystem::path& dir);
+
+/// The regular files of `dir` named `<prefix>_<N>.pt` (step_1200.pt, snapshot_7415.pt) with
+/// their N, in N order. A name whose N does not fit an int64 is not one nmt writes: skipped.
+/// A missing directory has none.
+std::vector<std::pair<int64_t, std::filesystem::path>> numbered_files(
+    const std::filesystem::path& dir, const std::string& prefix);
 
 }  // namespace nmt

@@ -62,19 +62,6 @@ Candidates top_candidates(const at::Tensor& log_probs, const std::vector<double>
   return {values.to(at::kCPU, at::kDouble).contiguous(), ids.to(at::kCPU).contiguous(), vocab};
 }
 
-Hypothesis finish(std::vector<int64_t> tokens, double log_prob, bool has_eos, double alpha) {
-  const auto length = static_cast<int64_t>(tokens.size()) + (has_eos ? 1 : 0);
-  return {std::move(tokens), log_prob, log_prob / gnmt_length_penalty(length, alpha)};
-}
-
-/// The best `nbest` finished hypotheses, best first.
-std::vector<Hypothesis> best_of(std::vector<Hypothesis> finished, int64_t nbest) {
-  std::stable_sort(finished.begin(), finished.end(),
-                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
-  if (static_cast<int64_t>(finished.size()) > nbest) finished.resize(nbest);
-  return finished;
-}
-
 /// The CPU side of a batched beam search: the sentences still searched (in live-batch order),
 /// their live hypotheses (`beam` rows each) and the results of the sentences already done.
 class BeamBook {
@@ -90,6 +77,14 @@ class BeamBook {
   }
 
   bool empty() const { return active_.empty(); }
+  /// The input row of each live row (`beam` rows per sentence still searched).
+  std::vector<int64_t> live_rows() const {
+    std::vector<int64_t> rows;
+    for (const auto& s : active_) rows.insert(rows.end(), config_.beam, s.row);
+    return rows;
+  }
+  /// The 0-based output position the next token takes.
+  int64_t step() const { return static_cast<int64_t>(live_.tokens.front().size()); }
   const LiveBeams& live() const { return live_; }
   std::vector<std::vector<Hypothesis>> take_results() { return std::move(results_); }
 
@@ -103,13 +98,13 @@ class BeamBook {
       const size_t first = next.tokens.size();
       expand(s, candidates.row(static_cast<int64_t>(slot), config_.beam), next);
       if (done(s, next, first)) {
-        results_[s.row] = best_of(std::move(s.finished), config_.nbest);
+        results_[s.row] = detail::best_of(std::move(s.finished), config_.nbest);
         next.tokens.resize(first);
         next.log_probs.resize(first);
         next.origin.resize(first);
         next.next_token.resize(first);
       } else {
-        pad_beam(next, first);
+        detail::pad_beam(next, first, config_.beam);
         still_active.push_back(std::move(s));
       }
     }
@@ -128,8 +123,8 @@ class BeamBook {
       const int64_t token = row.ids[c] % row.vocab;
       if (token == kEosId) {
         if (c < config_.beam) {
-          s.finished.push_back(
-              finish(live_.tokens[origin], row.values[c], true, config_.length_penalty));
+          s.finished.push_back(detail::finish_hypothesis(live_.tokens[origin], row.values[c], true,
+                                                         config_.length_penalty));
         }
         continue;
       }
@@ -138,8 +133,8 @@ class BeamBook {
       ++continued;
       if (static_cast<int64_t>(tokens.size()) >= s.limit) {
         // At the length limit. All live rows share a length: the sentence ends this step.
-        s.finished.push_back(
-            finish(std::move(tokens), row.values[c], false, config_.length_penalty));
+        s.finished.push_back(detail::finish_hypothesis(std::move(tokens), row.values[c], false,
+                                                       config_.length_penalty));
         continue;
       }
       next.tokens.push_back(std::move(tokens));
@@ -152,39 +147,7 @@ class BeamBook {
   /// Whether sentence `s`, whose live hypotheses are rows [first, end) of `next`, is done:
   /// `beam` hypotheses finished, none live, or its nbest-th best cannot be beaten.
   bool done(const SentenceSearch& s, const LiveBeams& next, size_t first) const {
-    const auto finished = static_cast<int64_t>(s.finished.size());
-    if (first == next.tokens.size() || finished >= config_.beam) return true;
-    if (finished < config_.nbest) return false;
-    std::vector<double> scores;
-    for (const auto& h : s.finished) scores.push_back(h.score);
-    std::nth_element(scores.begin(), scores.begin() + (config_.nbest - 1), scores.end(),
-                     std::greater<double>());
-    const auto length = static_cast<int64_t>(next.tokens[first].size());
-    const double best_live = *std::max_element(
-        next.log_probs.begin() + static_cast<std::ptrdiff_t>(first), next.log_probs.end());
-    return scores[config_.nbest - 1] >= best_live / bound_penalty(length, s.limit);
-  }
-
-  /// The penalty that bounds the score a live hypothesis of `length` tokens (eos excluded) can
-  /// still reach: log-probs are <= 0 and only fall as it grows, so its best score is its
-  /// log-prob over the largest penalty among the lengths it may still have (exact search: up to
-  /// the limit). Early stopping takes the penalty of the next length only, as if it ended now:
-  /// a longer hypothesis that only the penalty would lift above the finished ones is given up.
-  double bound_penalty(int64_t length, int64_t limit) const {
-    const double alpha = config_.length_penalty;
-    const double now = gnmt_length_penalty(length + 1, alpha);
-    if (config_.early_stopping) return now;
-    return std::max(now, gnmt_length_penalty(limit + 1, alpha));
-  }
-
-  /// Pads rows [first, end) of `next` to `beam` rows with unused (-inf) hypotheses.
-  void pad_beam(LiveBeams& next, size_t first) const {
-    while (static_cast<int64_t>(next.tokens.size() - first) < config_.beam) {
-      next.tokens.push_back(next.tokens[first]);
-      next.log_probs.push_back(kNegInf);
-      next.origin.push_back(next.origin[first]);
-      next.next_token.push_back(kPadId);
-    }
+    return detail::sentence_done(s.finished, next, first, s.limit, config_);
   }
 
   DecodeConfig config_;
@@ -197,12 +160,65 @@ class BeamBook {
 
 namespace detail {
 
+Hypothesis finish_hypothesis(std::vector<int64_t> tokens, double log_prob, bool has_eos,
+                             double alpha) {
+  const auto length = static_cast<int64_t>(tokens.size()) + (has_eos ? 1 : 0);
+  return {std::move(tokens), log_prob, log_prob / gnmt_length_penalty(length, alpha)};
+}
+
+std::vector<Hypothesis> best_of(std::vector<Hypothesis> finished, int64_t nbest) {
+  std::stable_sort(finished.begin(), finished.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  if (static_cast<int64_t>(finished.size()) > nbest) finished.resize(nbest);
+  return finished;
+}
+
+bool sentence_done(const std::vector<Hypothesis>& finished, const LiveBeams& next, size_t first,
+                   int64_t limit, const DecodeConfig& config) {
+  const auto count = static_cast<int64_t>(finished.size());
+  if (first == next.tokens.size() || count >= config.beam) return true;
+  if (count < config.nbest) return false;
+  const auto length = static_cast<int64_t>(next.tokens[first].size());
+  const double best_live = *std::max_element(
+      next.log_probs.begin() + static_cast<std::ptrdiff_t>(first), next.log_probs.end());
+  std::vector<double> scores;
+  for (const auto& h : finished) scores.push_back(h.score);
+  std::nth_element(scores.begin(), scores.begin() + (config.nbest - 1), scores.end(),
+                   std::greater<double>());
+  // The penalty that bounds the score a live hypothesis of `length` tokens (eos excluded) can
+  // still reach: log-probs are <= 0 and only fall as it grows, so its best score is its
+  // log-prob over the largest penalty among the lengths it may still have (exact search: up to
+  // the limit). Early stopping takes the penalty of the next length only, as if it ended now:
+  // a longer hypothesis that only the penalty would lift above the finished ones is given up.
+  const double alpha = config.length_penalty;
+  double penalty = gnmt_length_penalty(length + 1, alpha);
+  if (!config.early_stopping) penalty = std::max(penalty, gnmt_length_penalty(limit + 1, alpha));
+  return scores[config.nbest - 1] >= best_live / penalty;
+}
+
+void pad_beam(LiveBeams& next, size_t first, int64_t beam) {
+  while (static_cast<int64_t>(next.tokens.size() - first) < beam) {
+    next.tokens.push_back(next.tokens[first]);
+    next.log_probs.push_back(kNegInf);
+    next.origin.push_back(next.origin[first]);
+    next.next_token.push_back(kPadId);
+  }
+}
+
 std::vector<std::vector<Hypothesis>> beam_search_steps(const std::vector<int64_t>& limits,
                                                        const DecodeConfig& config,
-                                                       const NextLogProbs& next) {
+                                                       const NextLogProbs& next,
+                                                       const std::vector<OutputGuide>& guides) {
+  for (const auto& guide : guides) {
+    if (!guide.constraints.empty()) {
+      return constrained_beam_search_steps(limits, config, next, guides);
+    }
+  }
   BeamBook book(limits, config);
   while (!book.empty()) {
-    const auto log_probs = next(book.live());  // [rows, vocab]
+    auto log_probs = next(book.live());  // [rows, vocab]
+    if (!guides.empty())
+      force_prefixes(log_probs, book.step(), row_guides(guides, book.live_rows()));
     book.advance(top_candidates(log_probs, book.live().log_probs, config.beam));
   }
   return book.take_results();
@@ -210,30 +226,26 @@ std::vector<std::vector<Hypothesis>> beam_search_steps(const std::vector<int64_t
 
 }  // namespace detail
 
-std::vector<std::vector<Hypothesis>> beam_search(Seq2Seq& model, const at::Tensor& src,
-                                                 const DecodeConfig& config) {
+std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const at::Tensor& src,
+                                                 const DecodeConfig& config,
+                                                 const std::vector<OutputGuide>& guides) {
   config.validate();
   if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
-  detail::EvalModeGuard eval_mode(*model);
-  auto src_mask = model->make_src_mask(src);  // [batch, 1, 1, src_len]
-  auto cache = model->decoder->start(model->encode(src, src_mask));
-  const auto expand = at::arange(src.size(0), src.options().dtype(at::kLong))
-                          .repeat_interleave(config.beam);  // [batch * beam]
-  cache.select(expand);
-  src_mask = src_mask.index_select(0, expand);  // [batch * beam, 1, 1, src_len]
+  EnsembleState state(models, src);
+  state.select(at::arange(src.size(0), src.options().dtype(at::kLong))
+                   .repeat_interleave(config.beam));  // [batch * beam] rows
   auto tokens = at::full({src.size(0) * config.beam, 1}, kBosId, src.options().dtype(at::kLong));
   const auto next = [&](const LiveBeams& live) {
     if (!live.origin.empty()) {
-      // Reorder (and shrink) the cache: live row r continues previous row origin[r].
-      const auto index = detail::index_tensor(live.origin, src.device());  // [rows']
-      cache.select(index);
-      src_mask = src_mask.index_select(0, index);
+      // Reorder (and shrink) the caches: live row r continues previous row origin[r].
+      state.select(detail::index_tensor(live.origin, src.device()));  // [rows']
       tokens = detail::index_tensor(live.next_token, src.device()).unsqueeze(1);
     }
-    return detail::next_log_probs(model, tokens, cache, src_mask);  // [rows, V]
+    return state.next_log_probs(tokens);  // [rows, V]
   };
-  return detail::beam_search_steps(detail::output_limits(model, src, config), config, next);
+  return detail::beam_search_steps(detail::output_limits(models, src, config), config, next,
+                                   guides);
 }
 
 }  // namespace nmt

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "core/error.h"
 #include "core/special_ids.h"
@@ -20,7 +21,7 @@ struct TokenNll {
   at::Tensor rows;  ///< [tokens], int64
 };
 
-TokenNll token_nll(Seq2Seq& model, const Batch& batch) {
+TokenNll token_nll(Seq2Seq model, const Batch& batch) {
   const auto hidden = model->forward_hidden(batch.src, batch.tgt_in);  // [batch, tgt_len, d]
   const auto keep = batch.tgt_out.reshape(-1).ne(kPadId).nonzero().squeeze(1);  // [tokens]
   const auto states = hidden.reshape({-1, hidden.size(2)}).index_select(0, keep);
@@ -30,13 +31,36 @@ TokenNll token_nll(Seq2Seq& model, const Batch& batch) {
           at::div(keep, batch.tgt_out.size(1), "floor")};
 }
 
+/// token_nll of an ensemble: each token's negative log-probability averaged over the members, as
+/// the searches average the log-probabilities they decode with.
+TokenNll ensemble_nll(const Ensemble& models, const Batch& batch) {
+  TokenNll nll = token_nll(models.member(0), batch);
+  for (size_t m = 1; m < models.size(); ++m) nll.nll.add_(token_nll(models.member(m), batch).nll);
+  if (models.size() > 1) nll.nll.div_(static_cast<double>(models.size()));
+  return nll;
+}
+
+/// Every member in eval() mode for a scope (detail::EvalModeGuard each).
+class EvalModes {
+ public:
+  explicit EvalModes(const Ensemble& models) {
+    for (size_t m = 0; m < models.size(); ++m) {
+      auto member = models.member(m);
+      guards_.push_back(std::make_unique<detail::EvalModeGuard>(*member));
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<detail::EvalModeGuard>> guards_;
+};
+
 }  // namespace
 
-LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
-                              const at::Device& device, StopCheck stop) {
+LossStats teacher_forced_loss(const Ensemble& models, std::vector<Example> examples,
+                              int64_t batch_tokens, const at::Device& device, StopCheck stop) {
   torch::NoGradGuard no_grad;
-  detail::EvalModeGuard eval_mode(*model);
-  const auto limit = static_cast<size_t>(model->config().max_len - 1);  // + eos / bos
+  const EvalModes eval_modes(models);
+  const auto limit = static_cast<size_t>(models.max_len() - 1);  // + eos / bos
   for (auto& example : examples) {
     if (example.src.size() > limit) example.src.resize(limit);
     if (example.tgt.size() > limit) example.tgt.resize(limit);
@@ -47,19 +71,30 @@ LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int
   for (const auto& indices : make_sorted_batches(pairs, batch_tokens)) {
     if (stop != nullptr && stop()) break;
     const Batch batch = collate(pairs, indices).to(device);
-    stats.loss_sum += token_nll(model, batch).nll.sum().item<double>();
+    stats.loss_sum += ensemble_nll(models, batch).nll.sum().item<double>();
     stats.tokens += batch.tgt_tokens;
   }
   return stats;
 }
 
-std::vector<SentenceScore> teacher_forced_scores(Seq2Seq& model,
+std::vector<Example> encode_pairs(const Tokenizer& tokenizer, const std::vector<std::string>& src,
+                                  const std::vector<std::string>& tgt) {
+  TORCH_CHECK(src.size() == tgt.size(), "encode_pairs: ", src.size(), " sources, ", tgt.size(),
+              " targets");
+  std::vector<Example> examples;
+  for (size_t i = 0; i < src.size(); ++i) {
+    examples.push_back({tokenizer.encode_src(src[i]), tokenizer.encode_tgt(tgt[i])});
+  }
+  return examples;
+}
+
+std::vector<SentenceScore> teacher_forced_scores(const Ensemble& models,
                                                  const std::vector<Example>& examples,
                                                  int64_t batch_tokens, const at::Device& device,
                                                  StopCheck stop) {
   torch::NoGradGuard no_grad;
-  detail::EvalModeGuard eval_mode(*model);
-  const auto limit = static_cast<size_t>(model->config().max_len - 1);  // + eos / bos
+  const EvalModes eval_modes(models);
+  const auto limit = static_cast<size_t>(models.max_len() - 1);  // + eos / bos
   for (size_t i = 0; i < examples.size(); ++i) {
     const size_t longest = std::max(examples[i].src.size(), examples[i].tgt.size());
     if (longest > limit) {
@@ -75,7 +110,7 @@ std::vector<SentenceScore> teacher_forced_scores(Seq2Seq& model,
   for (const auto& indices : make_sorted_batches(pairs, batch_tokens)) {
     if (stop != nullptr && stop()) break;
     const Batch batch = collate(pairs, indices).to(device);
-    const TokenNll nll = token_nll(model, batch);
+    const TokenNll nll = ensemble_nll(models, batch);
     const auto rows = nll.rows.cpu();
     const auto per_row = at::zeros({static_cast<int64_t>(indices.size())}, at::kDouble)
                              .index_add_(0, rows, nll.nll.cpu().to(at::kDouble));
@@ -100,14 +135,10 @@ double EvaluationReport::tokens_per_second() const {
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
                                    bool lowercase) {
   EvaluationReport report;
-  std::vector<Example> examples;
-  for (size_t i = 0; i < text.size(); ++i) {
-    examples.push_back({translator.tokenizer().encode_src(text.src[i]),
-                        translator.tokenizer().encode_tgt(text.tgt[i])});
-  }
+  auto examples = encode_pairs(translator.tokenizer(), text.src, text.tgt);
   report.loss =
-      teacher_forced_loss(translator.model(), std::move(examples), translator.config().batch_tokens,
-                          translator.device(), translator.stop());
+      teacher_forced_loss(translator.models(), std::move(examples),
+                          translator.config().batch_tokens, translator.device(), translator.stop());
   report.interrupted = translator.stop() != nullptr && translator.stop()();
   if (report.interrupted) return report;
   const auto start = std::chrono::steady_clock::now();

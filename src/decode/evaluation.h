@@ -28,8 +28,10 @@ struct LossStats {
 /// token-budget batches; only non-padding positions are projected to the vocabulary. Sides longer
 /// than the model's position table are cut to model.max_len - 1 tokens.
 /// `stop` (optional) is asked before each batch; once it says true the sums so far come back.
-LossStats teacher_forced_loss(Seq2Seq& model, std::vector<Example> examples, int64_t batch_tokens,
-                              const at::Device& device, StopCheck stop = nullptr);
+/// An ensemble's loss is that of its members' mean token log-probabilities.
+LossStats teacher_forced_loss(const Ensemble& models, std::vector<Example> examples,
+                              int64_t batch_tokens, const at::Device& device,
+                              StopCheck stop = nullptr);
 
 /// The model's log-probability of one target given its source (teacher-forced, eos included).
 struct SentenceScore {
@@ -43,7 +45,13 @@ struct SentenceScore {
 /// position table (model.max_len - 1 pieces) is an nmt::Error naming the 1-based pair, its length
 /// and the limit (never a score of a cut sentence). `stop` (optional) is asked before each batch;
 /// once it says true the scores so far come back with the rest left at tokens = 0.
-std::vector<SentenceScore> teacher_forced_scores(Seq2Seq& model,
+/// Pairs of texts encoded for teacher forcing: source i with encode_src, target i with
+/// encode_tgt (as many targets as sources).
+std::vector<Example> encode_pairs(const Tokenizer& tokenizer, const std::vector<std::string>& src,
+                                  const std::vector<std::string>& tgt);
+
+/// An ensemble scores each token by its members' mean log-probability.
+std::vector<SentenceScore> teacher_forced_scores(const Ensemble& models,
                                                  const std::vector<Example>& examples,
                                                  int64_t batch_tokens, const at::Device& device,
                                                  StopCheck stop = nullptr);

@@ -9,31 +9,34 @@
 
 namespace nmt {
 
-std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Tensor& src,
+std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const at::Tensor& src,
                                                    const DecodeConfig& config,
-                                                   at::Generator& generator) {
+                                                   at::Generator& generator,
+                                                   const std::vector<OutputGuide>& guides) {
   TORCH_CHECK(config.sample >= 1, "sample_search: decode.sample must be >= 1, got ", config.sample);
   if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
-  detail::EvalModeGuard eval_mode(*model);
   const int64_t draws = config.sample;
   std::vector<int64_t> limits;  // per hypothesis: its source row's output limit
-  for (const int64_t limit : detail::output_limits(model, src, config)) {
+  for (const int64_t limit : detail::output_limits(models, src, config)) {
     limits.insert(limits.end(), draws, limit);
   }
   // Each source is encoded once; its encoder output and mask are repeated for its draws
   // (source row r owns rows r * draws .. r * draws + draws - 1).
-  const auto src_mask_once = model->make_src_mask(src);  // [batch, 1, 1, src_len]
-  const auto memory = model->encode(src, src_mask_once).repeat_interleave(draws, 0);
-  auto src_mask = src_mask_once.repeat_interleave(draws, 0);
-  auto cache = model->decoder->start(memory);
+  EnsembleState state(models, src);
+  state.select(at::arange(src.size(0), src.options().dtype(at::kLong)).repeat_interleave(draws));
   const int64_t total_rows = src.size(0) * draws;
   std::vector<Hypothesis> hypotheses(total_rows);
   std::vector<int64_t> rows(total_rows);  // hypothesis of each active row
   std::iota(rows.begin(), rows.end(), 0);
   auto tokens = at::full({total_rows, 1}, kBosId, src.options().dtype(at::kLong));
-  while (!rows.empty()) {
-    const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);  // [active, V]
+  for (int64_t step = 0; !rows.empty(); ++step) {
+    auto log_probs = state.next_log_probs(tokens);  // [active, V]
+    if (!guides.empty()) {
+      std::vector<int64_t> sources;  // the source row of each active row
+      for (const int64_t row : rows) sources.push_back(row / draws);
+      detail::force_prefixes(log_probs, step, detail::row_guides(guides, sources));
+    }
     auto probs = log_probs.exp();
     if (config.epsilon > 0.0) {
       // Epsilon truncation; the most probable token stays even when it is below epsilon.
@@ -52,7 +55,7 @@ std::vector<std::vector<Hypothesis>> sample_search(Seq2Seq& model, const at::Ten
     // u * total can round up to total itself (no token exceeds it): take the most probable one.
     ids = at::where(ids < cdf.size(-1), ids, std::get<1>(probs.max(-1, /*keepdim=*/true)));
     const auto chosen = log_probs.gather(1, ids);  // the model's own log-probabilities
-    detail::advance_rows(hypotheses, rows, limits, ids, chosen, cache, src_mask);
+    detail::advance_rows(hypotheses, rows, limits, ids, chosen, state);
     tokens = ids;  // [active, 1]
   }
   std::vector<std::vector<Hypothesis>> results(src.size(0));

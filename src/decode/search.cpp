@@ -23,36 +23,21 @@
 namespace nmt {
 namespace detail {
 
-std::vector<int64_t> output_limits(const Seq2Seq& model, const at::Tensor& src,
+std::vector<int64_t> output_limits(const Ensemble& models, const at::Tensor& src,
                                    const DecodeConfig& config) {
   TORCH_CHECK(src.dim() == 2, "search: src must be [batch, src_len], got ", src.sizes());
   // Non-pad tokens per row include the eos that terminates every source.
   const auto lengths = src.ne(kPadId).sum(1).to(at::kCPU, at::kLong).contiguous();
   std::vector<int64_t> limits(lengths.size(0));
   for (size_t i = 0; i < limits.size(); ++i) {
-    limits[i] = max_output_length(model, lengths.data_ptr<int64_t>()[i] - 1, config);
+    limits[i] = max_output_length(models, lengths.data_ptr<int64_t>()[i] - 1, config);
   }
   return limits;
 }
 
-at::Tensor output_log_probs(const at::Tensor& logits) {
-  // float32 even under bf16 autocast: log-probs are summed over many steps.
-  auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [rows, vocab]
-  log_probs.select(-1, kPadId).fill_(-std::numeric_limits<float>::infinity());
-  log_probs.select(-1, kBosId).fill_(-std::numeric_limits<float>::infinity());
-  return log_probs;
-}
-
-at::Tensor next_log_probs(Seq2Seq& model, const at::Tensor& tokens, DecoderCache& cache,
-                          const at::Tensor& src_mask) {
-  const auto hidden = model->decoder->step(tokens, cache, src_mask).hidden;  // [rows, new, d]
-  const auto last = hidden.select(1, hidden.size(1) - 1);                    // [rows, d_model]
-  return output_log_probs(model->decoder->project(last));                    // [rows, vocab]
-}
-
 void advance_rows(std::vector<Hypothesis>& hypotheses, std::vector<int64_t>& rows,
                   const std::vector<int64_t>& limits, at::Tensor& ids, const at::Tensor& log_probs,
-                  DecoderCache& cache, at::Tensor& src_mask) {
+                  EnsembleState& state) {
   const auto ids_cpu = ids.to(at::kCPU).contiguous();
   const auto log_probs_cpu = log_probs.to(at::kCPU, at::kDouble).contiguous();
   std::vector<int64_t> keep, still_active;
@@ -68,11 +53,35 @@ void advance_rows(std::vector<Hypothesis>& hypotheses, std::vector<int64_t>& row
   }
   if (!keep.empty() && keep.size() < rows.size()) {  // drop finished rows everywhere
     const auto index = index_tensor(keep, ids.device());
-    cache.select(index);
-    src_mask = src_mask.index_select(0, index);
+    state.select(index);
     ids = ids.index_select(0, index);
   }
   rows = std::move(still_active);
+}
+
+void force_prefixes(at::Tensor& log_probs, int64_t step,
+                    const std::vector<const OutputGuide*>& guides) {
+  std::vector<int64_t> rows, tokens;
+  for (size_t i = 0; i < guides.size(); ++i) {
+    if (guides[i] != nullptr && static_cast<int64_t>(guides[i]->prefix.size()) > step) {
+      rows.push_back(static_cast<int64_t>(i));
+      tokens.push_back(guides[i]->prefix[step]);
+    }
+  }
+  if (rows.empty()) return;
+  const auto row_index = index_tensor(rows, log_probs.device());
+  const auto token_index = index_tensor(tokens, log_probs.device());
+  const auto kept = log_probs.index({row_index, token_index});
+  log_probs.index_fill_(0, row_index, -std::numeric_limits<double>::infinity());
+  log_probs.index_put_({row_index, token_index}, kept);
+}
+
+std::vector<const OutputGuide*> row_guides(const std::vector<OutputGuide>& guides,
+                                           const std::vector<int64_t>& rows, int64_t repeat) {
+  std::vector<const OutputGuide*> result;
+  if (guides.empty()) return result;
+  for (const int64_t row : rows) result.insert(result.end(), repeat, &guides[row]);
+  return result;
 }
 
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device) {
@@ -85,27 +94,58 @@ double gnmt_length_penalty(int64_t length, double alpha) {
   return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
 }
 
-int64_t max_output_length(const Seq2Seq& model, int64_t src_len, const DecodeConfig& config) {
-  const int64_t limit = std::min(src_len + config.max_len_offset, model->config().max_len - 1);
+int64_t OutputGuide::constraint_tokens() const {
+  int64_t tokens = 0;
+  for (const auto& phrase : constraints) tokens += static_cast<int64_t>(phrase.size());
+  return tokens;
+}
+
+int64_t max_output_length(const Ensemble& models, int64_t src_len, const DecodeConfig& config) {
+  const int64_t limit = std::min(src_len + config.max_len_offset, models.max_len() - 1);
   return std::max<int64_t>(limit, 1);
 }
 
-std::vector<Hypothesis> greedy_search(Seq2Seq& model, const at::Tensor& src,
-                                      const DecodeConfig& config) {
+void check_guide(const OutputGuide& guide, int64_t output_limit, const DecodeConfig& config,
+                 const std::string& what) {
+  const auto limit = std::to_string(output_limit);
+  if (static_cast<int64_t>(guide.prefix.size()) > output_limit) {
+    throw Error(what + ": the prefix has " + std::to_string(guide.prefix.size()) +
+                " target pieces, more than this output may have (" + limit +
+                ": source length + decode.max_len_offset, within model.max_len); shorten it");
+  }
+  if (guide.constraints.empty()) return;
+  if (config.sample > 0) {
+    throw Error(what + ": constraints need beam search; sampling (decode.sample " +
+                std::to_string(config.sample) + ") cannot keep them");
+  }
+  for (size_t i = 0; i < guide.constraints.size(); ++i) {
+    if (guide.constraints[i].empty()) {
+      throw Error(what + ": constraint " + std::to_string(i + 1) + " is empty");
+    }
+  }
+  if (guide.constraint_tokens() > output_limit) {
+    throw Error(what + ": the constraints have " + std::to_string(guide.constraint_tokens()) +
+                " target pieces together, more than this output may have (" + limit +
+                ": source length + decode.max_len_offset, within model.max_len); give fewer");
+  }
+}
+
+std::vector<Hypothesis> greedy_search(const Ensemble& models, const at::Tensor& src,
+                                      const DecodeConfig& config,
+                                      const std::vector<OutputGuide>& guides) {
   if (src.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
-  detail::EvalModeGuard eval_mode(*model);
-  const auto limits = detail::output_limits(model, src, config);
-  auto src_mask = model->make_src_mask(src);  // [batch, 1, 1, src_len]
-  auto cache = model->decoder->start(model->encode(src, src_mask));
+  const auto limits = detail::output_limits(models, src, config);
+  EnsembleState state(models, src);
   std::vector<Hypothesis> hypotheses(src.size(0));
   std::vector<int64_t> rows(src.size(0));  // input row of each active row
   std::iota(rows.begin(), rows.end(), 0);
   auto tokens = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));
-  while (!rows.empty()) {
-    const auto log_probs = detail::next_log_probs(model, tokens, cache, src_mask);
+  for (int64_t step = 0; !rows.empty(); ++step) {
+    auto log_probs = state.next_log_probs(tokens);
+    if (!guides.empty()) detail::force_prefixes(log_probs, step, detail::row_guides(guides, rows));
     auto [best, best_ids] = log_probs.max(-1, /*keepdim=*/true);  // [active, 1]
-    detail::advance_rows(hypotheses, rows, limits, best_ids, best, cache, src_mask);
+    detail::advance_rows(hypotheses, rows, limits, best_ids, best, state);
     tokens = best_ids;  // [active, 1]
   }
   for (auto& hypothesis : hypotheses) hypothesis.score = hypothesis.log_prob;
@@ -116,7 +156,7 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
                                             const DecodeConfig& config) {
   torch::NoGradGuard no_grad;
   detail::EvalModeGuard eval_mode(*model);
-  const auto limits = detail::output_limits(model, src, config);
+  const auto limits = detail::output_limits(Ensemble(model), src, config);
   std::vector<Hypothesis> hypotheses(src.size(0));
   for (int64_t row = 0; row < src.size(0); ++row) {
     const int64_t length = src[row].ne(kPadId).sum().item<int64_t>();
@@ -128,7 +168,7 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
     while (true) {
       const auto tgt = detail::index_tensor(prefix, src.device()).unsqueeze(0);  // [1, t]
       const auto logits = std::get<0>(model->decode(tgt, memory, src_mask));     // [1, t, vocab]
-      const auto log_probs = detail::output_log_probs(logits[0][-1]);            // [vocab]
+      const auto log_probs = output_log_probs(logits[0][-1]);                    // [vocab]
       const int64_t token = log_probs.argmax().item<int64_t>();
       hypothesis.log_prob += log_probs[token].item<double>();
       if (token == kEosId) break;
@@ -182,13 +222,16 @@ at::Tensor collate_sources(const std::vector<std::vector<int64_t>>& sources,
 
 }  // namespace
 
-std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
+std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
                                                 const std::vector<std::vector<int64_t>>& sources,
                                                 const DecodeConfig& config,
                                                 const at::Device& device, StopCheck stop,
-                                                int64_t workers) {
+                                                int64_t workers,
+                                                const std::vector<OutputGuide>& guides) {
   config.validate();
-  const int64_t max_src = model->config().max_len - 1;
+  TORCH_CHECK(guides.empty() || guides.size() == sources.size(), "decode_all: ", guides.size(),
+              " guides for ", sources.size(), " sources");
+  const int64_t max_src = models.max_len() - 1;
   std::vector<int64_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) {
     lengths.push_back(static_cast<int64_t>(sources[i].size()));
@@ -197,21 +240,32 @@ std::vector<std::vector<Hypothesis>> decode_all(Seq2Seq& model,
                   " tokens; the model accepts at most " + std::to_string(max_src) +
                   " (model.max_len - 1 for eos): truncate it first");
     }
+    if (!guides.empty()) {
+      check_guide(guides[i], max_output_length(models, lengths.back(), config), config,
+                  "source " + std::to_string(i + 1));
+    }
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
   const auto batches = decode_batches(lengths, config.batch_tokens, config.candidates());
   const auto decode_batch = [&](const std::vector<size_t>& batch, at::Generator& generator) {
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
+    std::vector<OutputGuide> batch_guides;
+    bool constrained = false;
+    for (const size_t i : batch) {
+      if (guides.empty()) break;
+      batch_guides.push_back(guides[i]);
+      constrained = constrained || !guides[i].constraints.empty();
+    }
     if (config.sample > 0) {
-      auto samples = sample_search(model, src, config, generator);
+      auto samples = sample_search(models, src, config, generator, batch_guides);
       for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(samples[row]);
-    } else if (config.beam == 1) {
-      auto hypotheses = greedy_search(model, src, config);
+    } else if (config.beam == 1 && !constrained) {
+      auto hypotheses = greedy_search(models, src, config, batch_guides);
       for (size_t row = 0; row < batch.size(); ++row) {
         results[batch[row]] = {std::move(hypotheses[row])};
       }
     } else {
-      auto nbest = beam_search(model, src, config);
+      auto nbest = beam_search(models, src, config, batch_guides);
       for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(nbest[row]);
     }
   };

@@ -52,9 +52,10 @@ void AttentionOptions::validate(const ModelConfig& model) const {
   check_index("head", head, -1, model.n_heads, "-1 = the mean over heads");
 }
 
-SourceLine encode_line(const Tokenizer& tokenizer, const Seq2Seq& model, const std::string& line,
+SourceLine encode_line(const Tokenizer& tokenizer, const Ensemble& models, const std::string& line,
                        size_t line_number) {
   SourceLine source;
+  source.line_number = line_number;
   size_t bad_byte = 0;
   if (!valid_utf8(line, &bad_byte)) {
     source.result.error = "line " + std::to_string(line_number) + ": invalid UTF-8 at byte " +
@@ -66,7 +67,7 @@ SourceLine encode_line(const Tokenizer& tokenizer, const Seq2Seq& model, const s
     return source;
   }
   source.ids = tokenizer.encode_src(line);
-  const auto limit = static_cast<size_t>(model->config().max_len - 1);  // room for eos
+  const auto limit = static_cast<size_t>(models.max_len() - 1);  // room for eos
   if (source.ids.size() > limit) {
     source.result.warning =
         "line " + std::to_string(line_number) + ": " + std::to_string(source.ids.size()) +
@@ -77,19 +78,73 @@ SourceLine encode_line(const Tokenizer& tokenizer, const Seq2Seq& model, const s
   return source;
 }
 
+OutputGuide encode_guide(const Tokenizer& tokenizer, const std::string& prefix,
+                         const std::vector<std::string>& constraints, const std::string& what) {
+  const auto encode = [&](const std::string& text, const std::string& name) {
+    size_t bad_byte = 0;
+    if (!valid_utf8(text, &bad_byte)) {
+      throw Error(what + ": the " + name + " is not valid UTF-8 (byte " +
+                  std::to_string(bad_byte + 1) + ")");
+    }
+    auto ids = tokenizer.encode_tgt(text);
+    if (std::find(ids.begin(), ids.end(), kUnkId) == ids.end()) return ids;
+    std::string missing;  // the characters that encode as unk on their own
+    for (size_t i = 0; i < text.size();) {
+      size_t length = 1;
+      while (i + length < text.size() &&
+             (static_cast<unsigned char>(text[i + length]) & 0xC0) == 0x80) {
+        ++length;
+      }
+      const auto character = text.substr(i, length);
+      const auto alone = tokenizer.encode_tgt(character);
+      if (std::find(alone.begin(), alone.end(), kUnkId) != alone.end() &&
+          missing.find(character) == std::string::npos) {
+        missing += (missing.empty() ? "'" : ", '") + character + "'";
+      }
+      i += length;
+    }
+    throw Error(what + ": the " + name + " \"" + text +
+                "\" cannot be encoded: the target vocabulary lacks " +
+                (missing.empty() ? std::string("some of its characters") : missing) +
+                " (the output could only show them as \u2047)");
+  };
+  OutputGuide guide;
+  guide.prefix = encode(prefix, "prefix");
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    const auto name = "constraint " + std::to_string(i + 1);
+    if (blank(constraints[i])) throw Error(what + ": " + name + " is empty");
+    guide.constraints.push_back(encode(constraints[i], name));
+  }
+  return guide;
+}
+
+void check_line_guide(SourceLine& line, const Ensemble& models, const DecodeConfig& config) {
+  if (!line.needs_model() || line.guide.empty()) return;
+  try {
+    check_guide(line.guide,
+                max_output_length(models, static_cast<int64_t>(line.ids.size()), config), config,
+                "line " + std::to_string(line.line_number));
+  } catch (const Error& e) {
+    line.result.error = e.what();
+  }
+}
+
 const std::string& TranslationResult::best() const {
   static const std::string empty;
   return nbest.empty() ? empty : nbest.front().text;
 }
 
-Translator::Translator(Seq2Seq model, Tokenizer tokenizer, DecodeConfig config, at::Device device)
-    : model_(std::move(model)),
+Translator::Translator(Ensemble models, Tokenizer tokenizer, DecodeConfig config, at::Device device)
+    : models_(std::move(models)),
       tokenizer_(std::move(tokenizer)),
       config_(std::move(config)),
       device_(device),
       log_(&std::cerr) {
   config_.validate();
-  if (model_->is_training()) model_->eval();  // a shared model in eval() mode is only read
+  for (size_t i = 0; i < models_.size(); ++i) {
+    auto member = models_.member(i);
+    if (member->is_training()) member->eval();  // a shared model in eval() mode is only read
+  }
 }
 
 void Translator::set_config(DecodeConfig config) {
@@ -102,10 +157,19 @@ void Translator::report(const std::string& message) const {
 }
 
 std::vector<TranslationResult> Translator::translate(const std::vector<std::string>& lines,
-                                                     size_t first_line) {
+                                                     size_t first_line,
+                                                     const std::vector<OutputGuide>& guides) {
+  if (!guides.empty() && guides.size() != lines.size()) {
+    throw Error("translate: " + std::to_string(guides.size()) + " prefixes/constraints for " +
+                std::to_string(lines.size()) + " lines");
+  }
   std::vector<SourceLine> encoded;
   for (size_t i = 0; i < lines.size(); ++i) {
-    encoded.push_back(encode_line(tokenizer_, model_, lines[i], first_line + i));
+    encoded.push_back(encode_line(tokenizer_, models_, lines[i], first_line + i));
+    if (!guides.empty()) {
+      encoded.back().guide = guides[i];
+      check_line_guide(encoded.back(), models_, config_);
+    }
     const auto& result = encoded.back().result;
     if (result.error) report("error: " + *result.error);
     if (result.warning) report("warning: " + *result.warning);
@@ -116,23 +180,36 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
 std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceLine> lines) {
   std::vector<TranslationResult> results;
   std::vector<std::vector<int64_t>> sources;
-  std::vector<size_t> positions;  // line index of each entry of `sources`
+  std::vector<OutputGuide> guides;  // one per source once any line has one
+  std::vector<size_t> positions;    // line index of each entry of `sources`
+  std::vector<size_t> numbers;      // its line number
+  bool guided = false;
+  for (const auto& line : lines) guided = guided || (line.needs_model() && !line.guide.empty());
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].needs_model()) {
       sources.push_back(std::move(lines[i].ids));
+      if (guided) guides.push_back(std::move(lines[i].guide));
       positions.push_back(i);
+      numbers.push_back(lines[i].line_number);
     }
     results.push_back(std::move(lines[i].result));
   }
   if (sources.empty()) return results;
   DecodeConfig search = config_;
   if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
-  auto hypotheses = decode_all(model_, sources, search, device_, stop_, workers_);
+  auto hypotheses = decode_all(models_, sources, search, device_, stop_, workers_, guides);
   for (size_t k = 0; k < positions.size(); ++k) {
     auto& nbest = results[positions[k]].nbest;
     if (hypotheses[k].empty()) {  // decoding stopped before this line's batch
       results[positions[k]].interrupted = true;
       continue;
+    }
+    if (const int64_t unmet = hypotheses[k].front().unmet_constraints; unmet > 0) {
+      results[positions[k]].warning =
+          "line " + std::to_string(numbers[k]) + ": " + std::to_string(unmet) + " of " +
+          std::to_string(guides[k].constraints.size()) +
+          " constraints not met within the output length limit (decode.max_len_offset)";
+      report("warning: " + *results[positions[k]].warning);
     }
     if (config_.sample > 0) {
       nbest = select_from_samples(hypotheses[k]);
@@ -213,8 +290,8 @@ std::vector<std::string> Translator::translate_texts(const std::vector<std::stri
 AttentionMap Translator::attention(const std::string& source, const std::vector<int64_t>& target,
                                    const AttentionOptions& options) {
   if (!valid_utf8(source)) throw Error("attention: the source is not valid UTF-8");
-  options.validate(model_->config());
-  auto src_ids = encode_line(tokenizer_, model_, source, 1).ids;
+  options.validate(model()->config());
+  auto src_ids = encode_line(tokenizer_, models_, source, 1).ids;
   src_ids.push_back(kEosId);
   std::vector<int64_t> tgt_ids = {kBosId};  // bos + target predicts target + eos
   tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
@@ -237,10 +314,11 @@ at::Tensor Translator::cross_attention(const std::vector<int64_t>& src_ids,
   };
   const auto src = to_device(src_ids);  // [1, src_len]
   const auto tgt = to_device(tgt_ids);  // [1, tgt_len]
-  const auto src_mask = model_->make_src_mask(src);
-  const auto memory = model_->encode(src, src_mask);
-  const auto out = model_->decoder->hidden(tgt, memory, model_->make_tgt_mask(tgt), src_mask,
-                                           /*need_weights=*/true);
+  auto model = models_.front();
+  const auto src_mask = model->make_src_mask(src);
+  const auto memory = model->encode(src, src_mask);
+  const auto out = model->decoder->hidden(tgt, memory, model->make_tgt_mask(tgt), src_mask,
+                                          /*need_weights=*/true);
   // AttentionOptions::validate has checked the indices against the model's config.
   const auto layers = static_cast<int64_t>(out.attention.size());
   const auto& layer = out.attention[options.layer < 0 ? layers + options.layer : options.layer];

@@ -57,6 +57,8 @@ struct AttentionOptions {
 /// One input line made ready for decoding: its source ids, and its result so far.
 struct SourceLine {
   std::vector<int64_t> ids;  ///< source pieces without eos, cut to the model's limit
+  OutputGuide guide;         ///< target prefix and constraints (none by default)
+  size_t line_number = 0;    ///< 1-based, for messages
   TranslationResult result;  ///< an error (invalid UTF-8), a warning (cut), or, for a blank
                              ///< line, its one empty translation
   /// Whether the model has to translate it (not failed, not blank).
@@ -66,20 +68,35 @@ struct SourceLine {
 /// Checks and tokenizes `line` as Translator::translate does: invalid UTF-8 fails the line, a
 /// blank line gets an empty translation, a line longer than `model` accepts is cut with a
 /// warning. `line_number` (1-based) names the line in those messages. Tokenizer errors throw.
-SourceLine encode_line(const Tokenizer& tokenizer, const Seq2Seq& model, const std::string& line,
+SourceLine encode_line(const Tokenizer& tokenizer, const Ensemble& models, const std::string& line,
                        size_t line_number);
+
+/// A target prefix and constraint phrases as text -> target ids. An nmt::Error naming `what`
+/// (e.g. "line 3") when a text is not valid UTF-8, a constraint is empty or blank, or a text
+/// holds characters the target vocabulary lacks (they would decode as " ⁇ "), naming them.
+OutputGuide encode_guide(const Tokenizer& tokenizer, const std::string& prefix,
+                         const std::vector<std::string>& constraints, const std::string& what);
+
+/// Checks `line`'s guide against its output limit under `config` (check_guide); a guide that
+/// does not fit fails the line with that error. Blank and failed lines are left as they are.
+void check_line_guide(SourceLine& line, const Ensemble& models, const DecodeConfig& config);
 
 /// Text in, text out: tokenizes, decodes in token-budget batches (decode_all), detokenizes.
 /// Lines are independent: an empty line gives an empty translation without a model call, a line
 /// longer than the model accepts is truncated with a warning, invalid UTF-8 fails that line only.
+/// An ensemble translates as one model (its members' log-probabilities averaged per step).
 class Translator {
  public:
-  /// The model is switched to eval() mode. (Tokenizer copies share their models: cheap.)
-  Translator(Seq2Seq model, Tokenizer tokenizer, DecodeConfig config, at::Device device);
+  /// The models are switched to eval() mode. (Tokenizer copies share their models: cheap.)
+  Translator(Ensemble models, Tokenizer tokenizer, DecodeConfig config, at::Device device);
 
   /// Translates each line; `first_line` is the number of lines[0] in messages (1-based).
+  /// `guides` (empty, or one per line, from encode_guide) give lines a target prefix and
+  /// constraints; a guide that does not fit its line's output limit fails that line. A line
+  /// whose constraints could not all be met within the limit gets a warning.
   std::vector<TranslationResult> translate(const std::vector<std::string>& lines,
-                                           size_t first_line = 1);
+                                           size_t first_line = 1,
+                                           const std::vector<OutputGuide>& guides = {});
   /// Translates lines already made ready by encode_line (the server tokenizes each text once,
   /// when it arrives). Warnings and errors are not logged again.
   std::vector<TranslationResult> translate_encoded(std::vector<SourceLine> lines);
@@ -108,7 +125,9 @@ class Translator {
   /// Decodes with `config` from now on (validated): one Translator serves requests whose
   /// options differ.
   void set_config(DecodeConfig config);
-  Seq2Seq& model() { return model_; }
+  /// The model, or an ensemble's first member (it answers attention and alignment).
+  Seq2Seq model() const { return models_.front(); }
+  const Ensemble& models() const { return models_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const at::Device& device() const { return device_; }
 
@@ -127,7 +146,7 @@ class Translator {
   at::Tensor cross_attention(const std::vector<int64_t>& src_ids,
                              const std::vector<int64_t>& tgt_ids, const AttentionOptions& options);
 
-  Seq2Seq model_;
+  Ensemble models_;
   Tokenizer tokenizer_;
   DecodeConfig config_;
   at::Device device_;

@@ -3,6 +3,7 @@
 // into place at the end.
 #include "export/ctranslate2.h"
 
+#include <algorithm>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -114,10 +115,48 @@ void check_output(const fs::path& output) {
 
 /// A staging directory beside the output: created empty (a stale one from an interrupted export
 /// is removed first), removed again unless publish() moved it into place.
+/// The files an export writes into its staging directory (and their atomic-write temporaries).
+bool written_by_export(const std::string& name) {
+  static const std::vector<std::string> names = {"model.bin",
+                                                 "config.json",
+                                                 "shared_vocabulary.json",
+                                                 "source_vocabulary.json",
+                                                 "target_vocabulary.json",
+                                                 "sentencepiece.model",
+                                                 "source.spm",
+                                                 "target.spm"};
+  const std::string base = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0
+                               ? name.substr(0, name.size() - 4)
+                               : name;
+  return std::find(names.begin(), names.end(), base) != names.end();
+}
+
+/// Removes the `.tmp` directory an interrupted export left. Anything else of that name (a file,
+/// or a directory holding a file no export writes) is the user's: an nmt::Error naming it.
+void remove_stale(const fs::path& path) {
+  std::error_code error;
+  const auto status = fs::symlink_status(path, error);
+  if (!fs::exists(status)) return;
+  if (!fs::is_directory(status)) {
+    throw Error(path.string() + " exists and is not an interrupted export: move it away, or " +
+                "choose another --output");
+  }
+  for (const auto& entry : fs::directory_iterator(path)) {
+    std::error_code type_error;
+    if (!entry.is_regular_file(type_error) ||
+        !written_by_export(entry.path().filename().string())) {
+      throw Error(path.string() + " holds " + entry.path().filename().string() +
+                  ", which no export writes: it is not an interrupted export; move it away, "
+                  "or choose another --output");
+    }
+  }
+  remove_tree(path);
+}
+
 class StagingDirectory {
  public:
   explicit StagingDirectory(fs::path location) : path_(std::move(location)) {
-    remove_tree(path_);
+    remove_stale(path_);
     std::error_code error;
     if (!fs::create_directory(path_, error)) {
       throw Error(parent_directory(path_).string() + ": cannot create the export directory " +

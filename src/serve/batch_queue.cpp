@@ -21,14 +21,16 @@ int64_t request_tokens(const std::vector<SourceLine>& lines, const DecodeConfig&
   return tokens * decode.candidates();
 }
 
-BatchQueue::BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options)
+BatchQueue::BatchQueue(Ensemble model, Tokenizer tokenizer, at::Device device, BatchOptions options)
     : model_(std::move(model)),
       tokenizer_(std::move(tokenizer)),
       device_(device),
       options_(std::move(options)) {
   options_.workers = std::max<int64_t>(options_.workers, 1);
   // The workers share the model and must only read it: eval() now, before they exist.
-  if (model_->is_training()) model_->eval();
+  for (size_t i = 0; i < model_.size(); ++i) {
+    if (model_.member(i)->is_training()) model_.member(i)->eval();
+  }
   workers_.reserve(size_t(options_.workers));
   try {
     for (int64_t w = 0; w < options_.workers; ++w) workers_.emplace_back([this] { run(); });

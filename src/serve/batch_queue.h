@@ -62,7 +62,7 @@ int64_t request_tokens(const std::vector<SourceLine>& lines, const DecodeConfig&
 class BatchQueue {
  public:
   /// Starts the decoding threads (options.workers, at least 1).
-  BatchQueue(Seq2Seq model, Tokenizer tokenizer, at::Device device, BatchOptions options);
+  BatchQueue(Ensemble model, Tokenizer tokenizer, at::Device device, BatchOptions options);
   /// Closes the queue (what is queued is still translated) and joins the threads.
   ~BatchQueue();
   BatchQueue(const BatchQueue&) = delete;
@@ -101,7 +101,7 @@ class BatchQueue {
   int64_t compatible_tokens() const;
   void decode(Translator& translator, std::vector<std::unique_ptr<Job>>& batch);
 
-  Seq2Seq model_;
+  Ensemble model_;
   Tokenizer tokenizer_;
   at::Device device_;
   BatchOptions options_;

@@ -12,7 +12,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kKnownFields =
-    "text, beam, nbest, length_penalty, max_len_offset, scores, alignment";
+    "text, beam, nbest, length_penalty, max_len_offset, scores, alignment, prefix, constraints";
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
@@ -78,6 +78,72 @@ std::vector<std::string> text_field(const json& value, const ServeLimits& limits
   return texts;
 }
 
+/// A list of strings named `name`, each within the text limit.
+std::vector<std::string> string_list(const json& value, const std::string& name,
+                                     const ServeLimits& limits) {
+  if (!value.is_array()) {
+    throw bad_request("\"" + name + "\" must be a list of strings, not " + value.dump());
+  }
+  std::vector<std::string> strings;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto item = name + "[" + std::to_string(i) + "]";
+    if (!value[i].is_string()) {
+      throw bad_request("\"" + item + "\" must be a string, not " + value[i].dump());
+    }
+    strings.push_back(value[i].get<std::string>());
+    if (strings.back().size() > limits.max_text_bytes) {
+      throw RequestError(413, "\"" + item + "\" has " + std::to_string(strings.back().size()) +
+                                  " bytes, above this server's limit of " +
+                                  std::to_string(limits.max_text_bytes) + " (--max-text-bytes)");
+    }
+  }
+  return strings;
+}
+
+/// "prefix" and "constraints", shaped like "text": for one text string, a string and a list of
+/// strings; for a list of texts, one of those per text.
+void guide_fields(const json& root, bool one_text, TranslateRequest& request,
+                  const ServeLimits& limits) {
+  const size_t texts = request.texts.size();
+  if (root.contains("prefix")) {
+    const auto& value = root["prefix"];
+    if (one_text) {
+      if (!value.is_string()) {
+        throw bad_request(
+            "\"prefix\" must be a string (the start of the translation of \"text\"), not " +
+            value.dump());
+      }
+      request.prefixes = {value.get<std::string>()};
+      if (request.prefixes[0].size() > limits.max_text_bytes) {
+        throw RequestError(413, "\"prefix\" is above this server's limit of " +
+                                    std::to_string(limits.max_text_bytes) +
+                                    " bytes (--max-text-bytes)");
+      }
+    } else {
+      request.prefixes = string_list(value, "prefix", limits);
+      if (request.prefixes.size() != texts) {
+        throw bad_request("\"prefix\" has " + std::to_string(request.prefixes.size()) +
+                          " entries but \"text\" " + std::to_string(texts) + ": one per text");
+      }
+    }
+  }
+  if (root.contains("constraints")) {
+    const auto& value = root["constraints"];
+    if (one_text) {
+      request.constraints = {string_list(value, "constraints", limits)};
+    } else {
+      if (!value.is_array() || value.size() != texts) {
+        throw bad_request("\"constraints\" must be a list of " + std::to_string(texts) +
+                          " lists of strings, one per text, not " + value.dump());
+      }
+      for (size_t i = 0; i < texts; ++i) {
+        request.constraints.push_back(
+            string_list(value[i], "constraints[" + std::to_string(i) + "]", limits));
+      }
+    }
+  }
+}
+
 /// Validates the decoding options as `nmt translate` does; the message names the request's
 /// fields ("beam", not "decode.beam").
 void validate_decode(const DecodeConfig& decode) {
@@ -133,11 +199,14 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     } else if (key == "alignment") {
       if (!value.is_boolean()) throw bad_request("\"alignment\" must be true or false");
       request.alignment = value.get<bool>();
+    } else if (key == "prefix" || key == "constraints") {
+      continue;  // shaped like "text": read after it
     } else {
       throw bad_request("unknown field \"" + key + "\" (known: " + kKnownFields + ")");
     }
   }
   if (!has_text) throw bad_request("missing field \"text\" (a string or a list of strings)");
+  guide_fields(root, root["text"].is_string(), request, limits);
   if (!root.contains("beam")) request.decode.widen_beam_to_candidates();  // as the CLI does
   validate_decode(request.decode);
   if (request.decode.nbest > 1 || request.alignment) request.scores = true;

@@ -102,6 +102,9 @@ struct TranslationServer::Impl {
                  const httplib::ContentReader& reader);
   void attention(const httplib::Request& req, httplib::Response& res);
   void score(const httplib::Request& req, httplib::Response& res);
+  /// Each text's "prefix" and "constraints" (encode_guide, check_guide): a RequestError 400
+  /// naming the text when one cannot be encoded or does not fit its output.
+  void add_guides(std::vector<SourceLine>& lines, const TranslateRequest& request) const;
   json info() const;
 
   ServedModel served;
@@ -187,6 +190,26 @@ void TranslationServer::Impl::configure() {
       });
 }
 
+void TranslationServer::Impl::add_guides(std::vector<SourceLine>& lines,
+                                         const TranslateRequest& request) const {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto what = "\"text[" + std::to_string(i) + "]\"";
+    const std::string prefix = request.prefixes.empty() ? "" : request.prefixes[i];
+    const auto& constraints =
+        request.constraints.empty() ? std::vector<std::string>{} : request.constraints[i];
+    try {
+      lines[i].guide = encode_guide(served.tokenizer, prefix, constraints, what);
+      if (lines[i].needs_model() && !lines[i].guide.empty()) {
+        const auto limit = max_output_length(
+            served.model, static_cast<int64_t>(lines[i].ids.size()), request.decode);
+        check_guide(lines[i].guide, limit, request.decode, what);
+      }
+    } catch (const Error& e) {
+      throw RequestError(400, e.what());
+    }
+  }
+}
+
 void TranslationServer::Impl::translate(const httplib::Request&, httplib::Response& res,
                                         const httplib::ContentReader& reader) {
   const auto& limits = options.limits;
@@ -211,6 +234,7 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     auto lines = encode_texts(request.texts, [this](const std::string& text, size_t number) {
       return encode_line(served.tokenizer, served.model, text, number);
     });
+    add_guides(lines, request);
     std::vector<TranslationResult> results;
     if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
     std::vector<std::vector<std::string>> alignments;
@@ -237,7 +261,8 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
 
 void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Response& res) {
   try {
-    const auto request = parse_attention_request(req.body, served.model->config(), options.limits);
+    const auto request =
+        parse_attention_request(req.body, served.model.front()->config(), options.limits);
     auto lines = encode_texts({request.text}, [this](const std::string& text, size_t number) {
       return encode_line(served.tokenizer, served.model, text, number);
     });
@@ -262,11 +287,7 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
 void TranslationServer::Impl::score(const httplib::Request& req, httplib::Response& res) {
   try {
     const auto request = parse_score_request(req.body, options.limits);
-    std::vector<Example> examples;
-    for (size_t i = 0; i < request.src.size(); ++i) {
-      examples.push_back({served.tokenizer.encode_src(request.src[i]),
-                          served.tokenizer.encode_tgt(request.tgt[i])});
-    }
+    const auto examples = encode_pairs(served.tokenizer, request.src, request.tgt);
     std::vector<SentenceScore> scores;
     try {  // teacher forcing on this thread, as nmt score does (the model is only read)
       scores = teacher_forced_scores(served.model, examples, served.config.decode.batch_tokens,

@@ -31,7 +31,7 @@ struct ServeOptions {
 
 /// The model being served and what /info tells about it.
 struct ServedModel {
-  Seq2Seq model{nullptr};
+  Ensemble model{Seq2Seq{nullptr}};  ///< one model, or an ensemble
   Tokenizer tokenizer;
   Config config;  ///< the checkpoint's config; config.decode = the request defaults
   at::Device device = at::kCPU;

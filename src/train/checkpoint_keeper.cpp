@@ -1,10 +1,11 @@
 #include "train/checkpoint_keeper.h"
 
 #include <algorithm>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/files.h"
 
 namespace nmt {
 namespace fs = std::filesystem;
@@ -24,18 +25,8 @@ void CheckpointKeeper::after_validation(int64_t step, bool best, int64_t replace
 }
 
 void CheckpointKeeper::rotate(int64_t step, int64_t replace_within) const {
-  const std::regex pattern("step_([0-9]+)\\.pt");
-  std::vector<std::pair<int64_t, fs::path>> found;
-  for (const auto& entry : fs::directory_iterator(run_dir_)) {
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) {
-      found.emplace_back(std::stoll(match[1]), entry.path());
-    }
-  }
-  std::sort(found.begin(), found.end());
   std::vector<std::pair<int64_t, fs::path>> kept;
-  for (auto& checkpoint : found) {
+  for (auto& checkpoint : numbered_files(run_dir_, "step")) {
     if (checkpoint.first < step && checkpoint.first > step - replace_within) {
       fs::remove(checkpoint.second);
     } else {

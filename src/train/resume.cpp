@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <regex>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -105,18 +105,18 @@ void check_best(const fs::path& run_dir, const TrainingState& last, RunDirReport
 
 RunDirReport tidy_run_dir(const fs::path& run_dir, const TrainingState& last) {
   RunDirReport report;
-  const std::regex step_pattern("step_([0-9]+)\\.pt");
+  std::map<fs::path, int64_t> steps;  // step_N.pt -> N
+  for (const auto& [step, path] : numbered_files(run_dir, "step")) steps[path] = step;
   std::vector<fs::path> entries, stale;
   for (const auto& entry : fs::directory_iterator(run_dir)) entries.push_back(entry.path());
   std::sort(entries.begin(), entries.end());  // the report lists files in name order
   for (const auto& path : entries) {
     const std::string name = path.filename().string();
-    std::smatch match;
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) {
       stale.push_back(path);
       report.discarded.push_back(name + " (stale temporary file)");
-    } else if (std::regex_match(name, match, step_pattern)) {
-      if (std::stoll(match[1]) > last.step) {
+    } else if (const auto step = steps.find(path); step != steps.end()) {
+      if (step->second > last.step) {
         stale.push_back(path);
         report.discarded.push_back(name + " (beyond the checkpoint)");
       } else {

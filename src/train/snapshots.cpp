@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <utility>
 
+#include "core/files.h"
 #include "train/checkpoint.h"
 #include "train/schedule.h"
 
@@ -15,19 +15,7 @@ namespace {
 
 /// The snapshot files in `run_dir` with their steps, in step order.
 std::vector<std::pair<int64_t, fs::path>> snapshot_files(const fs::path& run_dir) {
-  const std::regex pattern("snapshot_([0-9]+)\\.pt");
-  std::vector<std::pair<int64_t, fs::path>> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
-    std::error_code type_ec;
-    if (!entry.is_regular_file(type_ec)) continue;  // a directory of that name is not ours
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern))
-      found.emplace_back(std::stoll(match[1]), entry.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
+  return numbered_files(run_dir, "snapshot");
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+#include "decode/ensemble.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "core/special_ids.h"
+#include "decode/search_internal.h"
+
+namespace nmt {
+
+Ensemble::Ensemble(Seq2Seq model) : members_{std::move(model)} {}
+
+Ensemble::Ensemble(std::vector<Seq2Seq> members) : members_(std::move(members)) {
+  if (members_.empty()) throw Error("an ensemble needs at least one model");
+  const auto& first = members_.front()->config();
+  for (size_t i = 1; i < members_.size(); ++i) {
+    const auto& other = members_[i]->config();
+    if (other.src_vocab_size != first.src_vocab_size ||
+        other.tgt_vocab_size != first.tgt_vocab_size) {
+      throw Error(
+          "ensemble members 1 and " + std::to_string(i + 1) +
+          " have different shapes: vocabularies of " + std::to_string(first.src_vocab_size) + "/" +
+          std::to_string(first.tgt_vocab_size) + " and " + std::to_string(other.src_vocab_size) +
+          "/" + std::to_string(other.tgt_vocab_size) +
+          " (source/target) tokens; members must share one tokenizer");
+    }
+  }
+}
+
+int64_t Ensemble::max_len() const {
+  int64_t max_len = std::numeric_limits<int64_t>::max();
+  for (const auto& member : members_) max_len = std::min(max_len, member->config().max_len);
+  return max_len;
+}
+
+struct EnsembleState::EvalModes {
+  std::vector<std::unique_ptr<detail::EvalModeGuard>> guards;
+};
+
+EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src)
+    : eval_modes_(std::make_unique<EvalModes>()) {
+  for (size_t i = 0; i < models.size(); ++i) members_.push_back(models.member(i));
+  src_mask_ = members_.front()->make_src_mask(src);  // [batch, 1, 1, src_len]
+  for (auto& member : members_) {
+    eval_modes_->guards.push_back(std::make_unique<detail::EvalModeGuard>(*member));
+    caches_.push_back(member->decoder->start(member->encode(src, src_mask_)));
+  }
+}
+
+EnsembleState::~EnsembleState() = default;
+
+at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
+  at::Tensor sum;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    const auto hidden = members_[i]->decoder->step(tokens, caches_[i], src_mask_).hidden;
+    const auto last = hidden.select(1, hidden.size(1) - 1);                  // [rows, d_model]
+    auto log_probs = output_log_probs(members_[i]->decoder->project(last));  // [rows, vocab]
+    sum = sum.defined() ? sum.add_(log_probs) : log_probs;
+  }
+  if (members_.size() > 1) sum.div_(static_cast<double>(members_.size()));
+  return sum;
+}
+
+void EnsembleState::select(const at::Tensor& index) {
+  for (auto& cache : caches_) cache.select(index);
+  src_mask_ = src_mask_.index_select(0, index);
+}
+
+at::Tensor output_log_probs(const at::Tensor& logits) {
+  // float32 even under bf16 autocast: log-probs are summed over many steps.
+  auto log_probs = at::log_softmax(logits.to(at::kFloat), -1);  // [rows, vocab]
+  log_probs.select(-1, kPadId).fill_(-std::numeric_limits<float>::infinity());
+  log_probs.select(-1, kBosId).fill_(-std::numeric_limits<float>::infinity());
+  return log_probs;
+}
+
+}  // namespace nmt

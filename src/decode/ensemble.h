@@ -1,0 +1,70 @@
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/decoder.h"
+#include "model/seq2seq.h"
+
+namespace nmt {
+
+/// The models a search decodes with: one model, or several whose next-token log-probabilities
+/// are averaged at every step (an ensemble, as Marian and fairseq average them). Members share
+/// the vocabularies (the callers that load checkpoints check the tokenizers); they may differ in
+/// depth and width. Copies share the members.
+class Ensemble {
+ public:
+  /// One model (implicit: every search takes a single model as well).
+  Ensemble(Seq2Seq model);  // NOLINT(google-explicit-constructor)
+  /// Several; throws an nmt::Error when there are none or their vocabulary sizes differ.
+  explicit Ensemble(std::vector<Seq2Seq> members);
+
+  size_t size() const { return members_.size(); }
+  /// Member i (a handle sharing the module).
+  Seq2Seq member(size_t i) const { return members_[i]; }
+  /// The first member: the one that answers for the ensemble where only one can (attention,
+  /// alignment, the model's description).
+  Seq2Seq front() const { return members_.front(); }
+  /// The smallest model.max_len of the members: the longest sequence every member reads.
+  int64_t max_len() const;
+
+ private:
+  std::vector<Seq2Seq> members_;
+};
+
+/// The decoding state of a batch for every member: each member's encoder output in its decoder
+/// cache, and the source mask. Members are in eval() mode while it lives (their previous mode is
+/// restored after; a member already in eval() mode is only read, so threads may share it).
+class EnsembleState {
+ public:
+  /// Encodes src [batch, src_len] (padded, eos-terminated) with every member.
+  EnsembleState(const Ensemble& models, const at::Tensor& src);
+  ~EnsembleState();
+  EnsembleState(const EnsembleState&) = delete;
+  EnsembleState& operator=(const EnsembleState&) = delete;
+
+  /// One incremental step: tokens [rows, new_len] -> the log-probabilities of the token after
+  /// the last new position, [rows, tgt_vocab] float32: each member's log_softmax, averaged over
+  /// the members, with pad and bos at -inf (never valid outputs).
+  at::Tensor next_log_probs(const at::Tensor& tokens);
+  /// Keeps rows `index` (int64 [new_rows]) of every cache and of the source mask, in that order.
+  void select(const at::Tensor& index);
+
+  const at::Tensor& src_mask() const { return src_mask_; }
+
+ private:
+  struct EvalModes;
+  std::vector<Seq2Seq> members_;
+  std::unique_ptr<EvalModes> eval_modes_;
+  std::vector<DecoderCache> caches_;
+  at::Tensor src_mask_;  ///< [rows, 1, 1, src_len]
+};
+
+/// log_softmax of logits [rows, vocab] in float32 with pad and bos set to -inf: they are never
+/// valid outputs (as in fairseq, the other tokens keep the model's probabilities).
+at::Tensor output_log_probs(const at::Tensor& logits);
+
+}  // namespace nmt
