@@ -141,16 +141,28 @@ TEST(CmdTranslate, PrefixAndConstraintsShapeEachLine) {
   const auto bad =
       run_nmt("translate" + checkpoint + " --constraints " + (dir / "bad.jsonl").string(),
               "a dog .\na man .\n", dir);
-  EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.err, "error: --constraints " + (dir / "bad.jsonl").string() +
-                         " line 2: {\"a\":1} is not a list; write a list such as [\"Hund\"]\n");
+  // A bad line fails that line only: the first is translated, the second left empty.
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("error: --constraints " + (dir / "bad.jsonl").string() +
+                         " line 2: {\"a\":1} is not a list; write a list such as [\"Hund\"]\n"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 2);
+  EXPECT_NE(bad.out.find("hund"), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.substr(bad.out.size() - 2), "\n\n");  // line 2: empty
+  const auto extra = run_nmt(
+      "translate" + checkpoint + " --constraints " + (dir / "c.jsonl").string() + " \"a dog .\"",
+      "", dir);
+  EXPECT_EQ(extra.code, 2);
+  EXPECT_NE(extra.err.find("line 2: more lines than the input (1)"), std::string::npos)
+      << extra.err;
   const auto short_file =
       run_nmt("translate" + checkpoint + " --constraints " + (dir / "c.jsonl").string() + " a b c",
               "", dir);
   EXPECT_EQ(short_file.code, 2);
   EXPECT_NE(short_file.err.find("line 3: missing"), std::string::npos) << short_file.err;
   const auto unknown = run_nmt("translate" + checkpoint + " --prefix 日本 \"a dog .\"", "", dir);
-  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("line 1: the prefix \"日本\" cannot be encoded"), std::string::npos)
       << unknown.err;
 }

@@ -73,6 +73,11 @@ void write_result(const TranslationResult& result, const OutputFormat& format,
 /// --prefix, --prefix-column and --constraints: the prefix and constraints of each input line,
 /// read alongside it. Problems with them are one nmt::Error naming the option, file and line.
 class GuideReader {
+  /// The constraints file ran out before the input: the whole run's error, not one line's.
+  struct MissingLine : Error {
+    using Error::Error;
+  };
+
  public:
   GuideReader(const cxxopts::ParseResult& args, const Tokenizer& tokenizer)
       : tokenizer_(tokenizer), column_(args.count("prefix-column") > 0) {
@@ -104,9 +109,33 @@ class GuideReader {
           lines[i].resize(tab);
         }
       }
-      guides.push_back(encode_guide(tokenizer_, prefix, next_constraints(first_line + i), what));
+      // A prefix or constraints line that cannot be used fails its line only.
+      try {
+        const auto named =
+            constraints_ ? what + " (--constraints " + constraints_path_ + ")" : what;
+        guides.push_back(encode_guide(tokenizer_, prefix, next_constraints(first_line + i), named));
+      } catch (const MissingLine&) {
+        throw;
+      } catch (const Error& e) {
+        guides.emplace_back();
+        guides.back().error = e.what();
+      }
     }
+    lines_read_ = first_line + lines.size() - 1;
     return guides;
+  }
+
+  /// After the last input line: more lines in --constraints than in the input would mean
+  /// they were paired with the wrong lines; an nmt::Error naming the first extra one.
+  void finish() {
+    if (!constraints_) return;
+    std::string line;
+    for (size_t number = lines_read_ + 1; std::getline(*constraints_, line); ++number) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      throw Error("--constraints " + constraints_path_ + " line " + std::to_string(number) +
+                  ": more lines than the input (" + std::to_string(lines_read_) +
+                  "); line i of the file goes with input line i");
+    }
   }
 
  private:
@@ -116,9 +145,9 @@ class GuideReader {
     std::string line;
     const auto where = "--constraints " + constraints_path_ + " line " + std::to_string(input_line);
     if (!std::getline(*constraints_, line)) {
-      throw Error(where +
-                  ": missing; the file needs one JSON list of target phrases per input "
-                  "line ([] for none)");
+      throw MissingLine(where +
+                        ": missing; the file needs one JSON list of target phrases per input "
+                        "line ([] for none)");
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     nlohmann::json value;
@@ -141,6 +170,7 @@ class GuideReader {
   }
 
   const Tokenizer& tokenizer_;
+  size_t lines_read_ = 0;
   bool column_;
   std::optional<std::string> prefix_;
   std::string constraints_path_;
@@ -251,6 +281,7 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
       outcome.failed += results[i].ok() ? 0 : 1;
       write_result(results[i], format, texts[i]);
     }
+    guides.finish();
     outcome.first_input = texts.front();
   } else if (args.count("input")) {
     const auto path = args["input"].as<std::string>();
@@ -261,14 +292,19 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
     outcome.stream = translate_stream(translator, in, -1, format, guides);
     outcome.failed = outcome.stream->failed;
     if (outcome.stream->interrupted) return outcome;
+    guides.finish();
     std::ifstream again(path, std::ios::binary);
     outcome.first_input.emplace();
     std::getline(again, *outcome.first_input);
+    if (args.count("prefix-column")) {  // the source, as it was translated
+      *outcome.first_input = outcome.first_input->substr(0, outcome.first_input->find('\t'));
+    }
   } else if (::isatty(STDIN_FILENO)) {
     outcome.failed = interactive(translator, format, guides);
   } else {
     if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
     outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format, guides).failed;
+    guides.finish();
   }
   return outcome;
 }

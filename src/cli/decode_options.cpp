@@ -44,6 +44,14 @@ void check_same_tokenizer(const LoadedModel& first, const std::filesystem::path&
            std::to_string(loaded.tokenizer.tgt_vocab_size()) + " pieces (" +
            (loaded.tokenizer.joint() ? "joint" : "separate") + ")";
   };
+  const auto direction = [](const LoadedModel& loaded) {
+    return loaded.config.data.src_lang + "->" + loaded.config.data.tgt_lang;
+  };
+  if (direction(first) != direction(other)) {
+    throw Error("ensemble members " + first_path.string() + " and " + other_path.string() +
+                " translate in different directions (" + direction(first) + " and " +
+                direction(other) + ")");
+  }
   if (first.tokenizer.serialized() != other.tokenizer.serialized()) {
     throw Error("ensemble members " + first_path.string() + " and " + other_path.string() +
                 " have different tokenizers (" + describe(first) + " and " + describe(other) +

@@ -45,8 +45,8 @@ std::string describe_search(const DecodeConfig& decode);
 /// nmt::Error.
 std::vector<std::string> split_checkpoint_list(const std::string& value);
 
-/// Throws an nmt::Error naming both files unless two ensemble members have byte-identical
-/// tokenizers.
+/// Throws an nmt::Error naming both files unless two ensemble members translate in the same
+/// direction (data.src_lang, data.tgt_lang) with byte-identical tokenizers.
 void check_same_tokenizer(const LoadedModel& first, const std::filesystem::path& first_path,
                           const LoadedModel& other, const std::filesystem::path& other_path);
 

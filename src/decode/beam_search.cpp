@@ -231,6 +231,8 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
                                                  const std::vector<OutputGuide>& guides) {
   config.validate();
   if (src.size(0) == 0) return {};
+  TORCH_CHECK(guides.empty() || static_cast<int64_t>(guides.size()) == src.size(0),
+              "beam_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
   EnsembleState state(models, src);
   state.select(at::arange(src.size(0), src.options().dtype(at::kLong))

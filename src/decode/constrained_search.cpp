@@ -129,7 +129,7 @@ class ConstrainedBook {
       }
       // Only hypotheses that meet every constraint count as finished here.
       if (sentence_done(s.finished, next, first, s.limit, config_)) {
-        results_[s.row] = s.finished.empty() ? best_of(std::move(s.cut), config_.nbest)
+        results_[s.row] = s.finished.empty() ? best_cut(std::move(s.cut))
                                              : best_of(std::move(s.finished), config_.nbest);
         if (results_[s.row].empty()) results_[s.row].push_back(nothing_found(s));
         next.tokens.resize(first);
@@ -229,6 +229,17 @@ class ConstrainedBook {
       if (!any) break;
     }
     return chosen;
+  }
+
+  /// The nbest of the hypotheses cut at the limit with constraints unmet: fewest unmet first,
+  /// then by score.
+  std::vector<Hypothesis> best_cut(std::vector<Hypothesis> cut) const {
+    std::stable_sort(cut.begin(), cut.end(), [](const Hypothesis& a, const Hypothesis& b) {
+      return a.unmet_constraints != b.unmet_constraints ? a.unmet_constraints < b.unmet_constraints
+                                                        : a.score > b.score;
+    });
+    if (static_cast<int64_t>(cut.size()) > config_.nbest) cut.resize(config_.nbest);
+    return cut;
   }
 
   /// No hypothesis was kept at all (every extension was impossible): an empty output that

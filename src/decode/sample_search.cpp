@@ -15,6 +15,8 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
                                                    const std::vector<OutputGuide>& guides) {
   TORCH_CHECK(config.sample >= 1, "sample_search: decode.sample must be >= 1, got ", config.sample);
   if (src.size(0) == 0) return {};
+  TORCH_CHECK(guides.empty() || static_cast<int64_t>(guides.size()) == src.size(0),
+              "sample_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
   const int64_t draws = config.sample;
   std::vector<int64_t> limits;  // per hypothesis: its source row's output limit
@@ -37,7 +39,10 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
       for (const int64_t row : rows) sources.push_back(row / draws);
       detail::force_prefixes(log_probs, step, detail::row_guides(guides, sources));
     }
-    auto probs = log_probs.exp();
+    // An ensemble's averaged log-probs are not a distribution, and a forced prefix row can be
+    // one token below float32's exp range: both are renormalised. One model's are its own.
+    auto probs =
+        models.size() > 1 || !guides.empty() ? at::softmax(log_probs, -1) : log_probs.exp();
     if (config.epsilon > 0.0) {
       // Epsilon truncation; the most probable token stays even when it is below epsilon.
       const auto top = std::get<0>(probs.max(-1, /*keepdim=*/true));  // [active, 1]

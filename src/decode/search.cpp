@@ -128,12 +128,29 @@ void check_guide(const OutputGuide& guide, int64_t output_limit, const DecodeCon
                 " target pieces together, more than this output may have (" + limit +
                 ": source length + decode.max_len_offset, within model.max_len); give fewer");
   }
+  // Room after the prefix for the constraints it does not already hold.
+  int64_t outside_prefix = 0;
+  for (const auto& phrase : guide.constraints) {
+    if (std::search(guide.prefix.begin(), guide.prefix.end(), phrase.begin(), phrase.end()) ==
+        guide.prefix.end()) {
+      outside_prefix += static_cast<int64_t>(phrase.size());
+    }
+  }
+  const auto prefix_length = static_cast<int64_t>(guide.prefix.size());
+  if (prefix_length + outside_prefix > output_limit) {
+    throw Error(what + ": the prefix (" + std::to_string(prefix_length) +
+                " target pieces) and the constraints it does not hold (" +
+                std::to_string(outside_prefix) + ") need more than this output may have (" + limit +
+                ": source length + decode.max_len_offset, within model.max_len)");
+  }
 }
 
 std::vector<Hypothesis> greedy_search(const Ensemble& models, const at::Tensor& src,
                                       const DecodeConfig& config,
                                       const std::vector<OutputGuide>& guides) {
   if (src.size(0) == 0) return {};
+  TORCH_CHECK(guides.empty() || static_cast<int64_t>(guides.size()) == src.size(0),
+              "greedy_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
   const auto limits = detail::output_limits(models, src, config);
   EnsembleState state(models, src);
@@ -246,7 +263,22 @@ std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
     }
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  const auto batches = decode_batches(lengths, config.batch_tokens, config.candidates());
+  // Sources with constraints are batched apart: the constrained search gives every sentence of
+  // its batch its candidates, and an unconstrained line must not depend on its neighbours.
+  std::vector<std::vector<size_t>> batches;
+  for (const bool constrained : {false, true}) {
+    std::vector<size_t> members;
+    std::vector<int64_t> member_lengths;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if ((!guides.empty() && !guides[i].constraints.empty()) != constrained) continue;
+      members.push_back(i);
+      member_lengths.push_back(lengths[i]);
+    }
+    for (auto batch : decode_batches(member_lengths, config.batch_tokens, config.candidates())) {
+      for (auto& index : batch) index = members[index];
+      batches.push_back(std::move(batch));
+    }
+  }
   const auto decode_batch = [&](const std::vector<size_t>& batch, at::Generator& generator) {
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
     std::vector<OutputGuide> batch_guides;

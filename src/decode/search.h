@@ -38,6 +38,9 @@ struct Hypothesis {
 struct OutputGuide {
   std::vector<int64_t> prefix;
   std::vector<std::vector<int64_t>> constraints;
+  /// Set when the guide's text could not be made into one (Translator::translate fails the
+  /// line with it: the other lines go on).
+  std::string error;
   bool empty() const { return prefix.empty() && constraints.empty(); }
   /// The tokens of all constraints together.
   int64_t constraint_tokens() const;

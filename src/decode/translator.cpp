@@ -166,7 +166,10 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
   std::vector<SourceLine> encoded;
   for (size_t i = 0; i < lines.size(); ++i) {
     encoded.push_back(encode_line(tokenizer_, models_, lines[i], first_line + i));
-    if (!guides.empty()) {
+    if (!guides.empty() && !guides[i].error.empty() && encoded.back().result.ok()) {
+      encoded.back().result = {};
+      encoded.back().result.error = guides[i].error;
+    } else if (!guides.empty()) {
       encoded.back().guide = guides[i];
       check_line_guide(encoded.back(), models_, config_);
     }

@@ -92,7 +92,8 @@ class Translator {
 
   /// Translates each line; `first_line` is the number of lines[0] in messages (1-based).
   /// `guides` (empty, or one per line, from encode_guide) give lines a target prefix and
-  /// constraints; a guide that does not fit its line's output limit fails that line. A line
+  /// constraints; a guide that does not fit its line's output limit, or that has an error (its
+  /// text could not be encoded), fails that line. A line
   /// whose constraints could not all be met within the limit gets a warning.
   std::vector<TranslationResult> translate(const std::vector<std::string>& lines,
                                            size_t first_line = 1,
