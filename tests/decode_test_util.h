@@ -13,6 +13,7 @@
 #include "data/tokenizer.h"
 #include "model/seq2seq.h"
 #include "test_util.h"
+#include "train/checkpoint.h"
 
 namespace nmt::test {
 
@@ -79,6 +80,15 @@ inline Config fixture_config(int64_t max_len = 64) {
   config.data.max_len = max_len - 1;  // eos/bos
   config.decode.max_len_offset = 5;
   return config;
+}
+
+/// fixture_model(seed) saved with fixture_config and fixture_tokenizer as `dir`/m.pt, for the
+/// tests that run the nmt binary on it. Returns the file.
+inline std::filesystem::path save_fixture_checkpoint(const std::filesystem::path& dir,
+                                                     uint64_t seed = 6) {
+  auto model = fixture_model(seed);
+  save_checkpoint(dir / "m.pt", fixture_config(), model, fixture_tokenizer(), {});
+  return dir / "m.pt";
 }
 
 }  // namespace nmt::test

@@ -104,9 +104,8 @@ TEST(Alignment, ACopyModelAlignsTheDiagonal) {
 
 TEST(Alignment, TranslateFollowsEachTranslationWithItsPairs) {
   const auto dir = test::temp_dir("align_cli");
-  auto model = test::fixture_model(6);
-  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
-  const std::string base = "translate --device cpu --checkpoint " + (dir / "m.pt").string();
+  const std::string base =
+      "translate --device cpu --checkpoint " + test::save_fixture_checkpoint(dir).string();
   const auto run = test::run_nmt(base + " --alignment --max-len 5", "a dog .\n\ntwo men .\n", dir);
   ASSERT_EQ(run.code, 0) << run.err;
   const std::regex line("[^\t]*\t([0-9]+-[0-9]+( [0-9]+-[0-9]+)*)?");

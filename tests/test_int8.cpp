@@ -135,9 +135,8 @@ TEST(Int8, AQuantizedModelFollowsTheFloatModel) {
 TEST(Int8, TranslateTakesQuantizationAndNamesABadValue) {
   SKIP_WITHOUT_INT8();
   const auto dir = test::temp_dir("int8_cli");
-  auto model = test::fixture_model(6);
-  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
-  const std::string base = "translate --device cpu --checkpoint " + (dir / "m.pt").string();
+  const std::string base =
+      "translate --device cpu --checkpoint " + test::save_fixture_checkpoint(dir).string();
   const auto run = test::run_nmt(base + " --quantization int8", "a dog .\ntwo men .\n", dir);
   EXPECT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 2) << run.out;

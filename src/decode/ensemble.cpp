@@ -35,16 +35,11 @@ int64_t Ensemble::max_len() const {
   return max_len;
 }
 
-struct EnsembleState::EvalModes {
-  std::vector<std::unique_ptr<detail::EvalModeGuard>> guards;
-};
-
 EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src)
-    : eval_modes_(std::make_unique<EvalModes>()) {
+    : eval_modes_(std::make_unique<detail::EnsembleEvalModes>(models)) {
   for (size_t i = 0; i < models.size(); ++i) members_.push_back(models.member(i));
   src_mask_ = members_.front()->make_src_mask(src);  // [batch, 1, 1, src_len]
   for (auto& member : members_) {
-    eval_modes_->guards.push_back(std::make_unique<detail::EvalModeGuard>(*member));
     caches_.push_back(member->decoder->start(member->encode(src, src_mask_)));
   }
 }

@@ -10,6 +10,9 @@
 #include "model/seq2seq.h"
 
 namespace nmt {
+namespace detail {
+class EnsembleEvalModes;
+}  // namespace detail
 
 /// The models a search decodes with: one model, or several whose next-token log-probabilities
 /// are averaged at every step (an ensemble, as Marian and fairseq average them). Members share
@@ -56,9 +59,8 @@ class EnsembleState {
   const at::Tensor& src_mask() const { return src_mask_; }
 
  private:
-  struct EvalModes;
   std::vector<Seq2Seq> members_;
-  std::unique_ptr<EvalModes> eval_modes_;
+  std::unique_ptr<detail::EnsembleEvalModes> eval_modes_;
   std::vector<DecoderCache> caches_;
   at::Tensor src_mask_;  ///< [rows, 1, 1, src_len]
 };

@@ -40,26 +40,12 @@ TokenNll ensemble_nll(const Ensemble& models, const Batch& batch) {
   return nll;
 }
 
-/// Every member in eval() mode for a scope (detail::EvalModeGuard each).
-class EvalModes {
- public:
-  explicit EvalModes(const Ensemble& models) {
-    for (size_t m = 0; m < models.size(); ++m) {
-      auto member = models.member(m);
-      guards_.push_back(std::make_unique<detail::EvalModeGuard>(*member));
-    }
-  }
-
- private:
-  std::vector<std::unique_ptr<detail::EvalModeGuard>> guards_;
-};
-
 }  // namespace
 
 LossStats teacher_forced_loss(const Ensemble& models, std::vector<Example> examples,
                               int64_t batch_tokens, const at::Device& device, StopCheck stop) {
   torch::NoGradGuard no_grad;
-  const EvalModes eval_modes(models);
+  const detail::EnsembleEvalModes eval_modes(models);
   const auto limit = static_cast<size_t>(models.max_len() - 1);  // + eos / bos
   for (auto& example : examples) {
     if (example.src.size() > limit) example.src.resize(limit);
@@ -93,7 +79,7 @@ std::vector<SentenceScore> teacher_forced_scores(const Ensemble& models,
                                                  int64_t batch_tokens, const at::Device& device,
                                                  StopCheck stop) {
   torch::NoGradGuard no_grad;
-  const EvalModes eval_modes(models);
+  const detail::EnsembleEvalModes eval_modes(models);
   const auto limit = static_cast<size_t>(models.max_len() - 1);  // + eos / bos
   for (size_t i = 0; i < examples.size(); ++i) {
     const size_t longest = std::max(examples[i].src.size(), examples[i].tgt.size());

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/config.h"
@@ -34,6 +35,20 @@ class EvalModeGuard {
  private:
   torch::nn::Module& module_;
   bool was_training_;
+};
+
+/// EvalModeGuard for every member of an ensemble, for a scope.
+class EnsembleEvalModes {
+ public:
+  explicit EnsembleEvalModes(const Ensemble& models) {
+    for (size_t m = 0; m < models.size(); ++m) {
+      auto member = models.member(m);  // the module outlives the handle: the ensemble owns it
+      guards_.push_back(std::make_unique<EvalModeGuard>(*member));
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<EvalModeGuard>> guards_;
 };
 
 /// Per row of src [batch, src_len] (padded, eos-terminated): the output length limit.

@@ -208,11 +208,13 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
       continue;
     }
     if (const int64_t unmet = hypotheses[k].front().unmet_constraints; unmet > 0) {
-      results[positions[k]].warning =
-          "line " + std::to_string(numbers[k]) + ": " + std::to_string(unmet) + " of " +
-          std::to_string(guides[k].constraints.size()) +
-          " constraints not met within the output length limit (decode.max_len_offset)";
-      report("warning: " + *results[positions[k]].warning);
+      const auto message = "line " + std::to_string(numbers[k]) + ": " + std::to_string(unmet) +
+                           " of " + std::to_string(guides[k].constraints.size()) +
+                           " constraints not met within the output length limit "
+                           "(decode.max_len_offset)";
+      auto& warning = results[positions[k]].warning;
+      warning = warning ? *warning + "; " + message : message;  // a cut source keeps its warning
+      report("warning: " + message);
     }
     if (config_.sample > 0) {
       nbest = select_from_samples(hypotheses[k]);
