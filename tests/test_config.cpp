@@ -81,6 +81,7 @@ nlohmann::json every_field_changed() {
             {"validate_at_start", true},
             {"valid_bleu", false},
             {"valid_max_len_offset", 8},
+            {"bleu_tokenize", "intl"},
             {"metric", "loss"},
             {"patience", 4},
             {"keep_checkpoints", 6},
@@ -121,7 +122,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 82u);
+  EXPECT_EQ(keys, 83u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/decode_options.h"
+#include "cli/scoring_options.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -48,11 +49,7 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
       "loss %.4f | perplexity %.2f (teacher-forced, no label smoothing, %lld target "
       "tokens)\n",
       report.loss.loss(), report.loss.perplexity(), static_cast<long long>(report.loss.tokens));
-  std::cout << report.bleu.to_string() << "\n  signature: " << report.bleu.signature << "\n"
-            << report.chrf.to_string() << "\n  signature: " << report.chrf.signature << "\n";
-  if (report.bleu.signature != report.bleu_lowercase.signature) {
-    std::cout << "lowercased " << report.bleu_lowercase.to_string() << "\n";
-  }
+  print_scores(report.scores);
   std::printf(
       "decoding (%s, %s): %zu sentences in %.2f s = %.1f sentences/s, %.0f target tokens/s\n",
       set.name.c_str(), describe_search(decode).c_str(), report.hypotheses.size(),
@@ -64,34 +61,32 @@ nlohmann::json score_record(const EvaluationReport& report, const TestSet& set,
                             const DecodeSession& session) {
   const Config& config = session.loaded.config;
   const DecodeConfig& decode = session.translator->config();
-  return {{"test_set", set.name},
-          {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
-          {"checkpoint", checkpoint_names(session)},
-          {"step", session.loaded.state.step},
-          {"beam", decode.beam},
-          {"length_penalty", decode.length_penalty},
-          {"early_stopping", decode.early_stopping},
-          {"mbr", decode.mbr},
-          {"mbr_metric", choice_name(decode.mbr_metric)},
-          {"sample", decode.sample},
-          {"epsilon", decode.epsilon},
-          {"seed", decode.seed},
-          {"sentences", report.hypotheses.size()},
-          {"bleu", report.bleu.score},
-          {"bleu_lowercase", report.bleu_lowercase.score},
-          {"chrf", report.chrf.score},
-          {"loss", report.loss.loss()},
-          {"perplexity", report.loss.perplexity()},
-          {"sentences_per_s", report.sentences_per_second()},
-          {"bleu_signature", report.bleu.signature},
-          {"chrf_signature", report.chrf.signature}};
+  nlohmann::json record = {{"test_set", set.name},
+                           {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
+                           {"checkpoint", checkpoint_names(session)},
+                           {"step", session.loaded.state.step},
+                           {"beam", decode.beam},
+                           {"length_penalty", decode.length_penalty},
+                           {"early_stopping", decode.early_stopping},
+                           {"mbr", decode.mbr},
+                           {"mbr_metric", choice_name(decode.mbr_metric)},
+                           {"sample", decode.sample},
+                           {"epsilon", decode.epsilon},
+                           {"seed", decode.seed},
+                           {"sentences", report.hypotheses.size()},
+                           {"loss", report.loss.loss()},
+                           {"perplexity", report.loss.perplexity()},
+                           {"sentences_per_s", report.sentences_per_second()}};
+  record.update(score_fields(report.scores));
+  return record;
 }
 
 int run_evaluate(int argc, char** argv) {
   cxxopts::Options options(
       argv[0],
-      "Evaluate a checkpoint on a test set: teacher-forced loss and perplexity, then BLEU and "
-      "chrF (sacreBLEU-compatible, with signatures) of its translations, and decoding speed.\n"
+      "Evaluate a checkpoint on a test set: teacher-forced loss and perplexity, then BLEU, "
+      "chrF and TER (sacreBLEU-compatible, with signatures) of its translations, and decoding "
+      "speed.\n"
       "The split is read from the checkpoint config's data.dir in its direction (src_lang -> "
       "tgt_lang); --set data.dir=... points elsewhere.\n\n"
       "  nmt evaluate --checkpoint checkpoints/multi30k_en_de --split test_2016_flickr --beam 5\n"
@@ -108,7 +103,6 @@ int run_evaluate(int argc, char** argv) {
        cxxopts::value<std::string>(), "SPEC")
       ("src", "source file (with --ref)", cxxopts::value<std::string>(), "FILE")
       ("ref", "reference file (with --src)", cxxopts::value<std::string>(), "FILE")
-      ("lowercase", "case-insensitive BLEU and chrF")
       ("output", "hypotheses file (default: <checkpoint dir>/hyp.<split>.<tgt_lang>; one test "
        "set only)", cxxopts::value<std::string>(), "FILE")
       ("hyp-dir", "write the hypotheses files hyp.<split>.<tgt_lang> into this directory "
@@ -119,14 +113,18 @@ int run_evaluate(int argc, char** argv) {
       ("set", "override a config key: section.key=value (data.*, decode.*; repeatable)",
        cxxopts::value<std::vector<std::string>>());
   // clang-format on
+  add_scoring_options(options, "scores");
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   check_hypotheses_options(args);
+  // The options are checked before the model loads; --tokenize auto waits for its language.
+  scoring_from_args(args, "");
   auto session = open_decode_session(args, overrides_from_args(args));
   install_interrupt_handlers();  // Ctrl-C / SIGTERM: keep the hypotheses so far, then stop
   session.translator->set_stop(&interrupted);
   session.translator->set_workers(decoding_workers(args, session.device));
   const Config& config = session.loaded.config;
+  const ScoringOptions scoring = scoring_from_args(args, config.data.tgt_lang);
   const std::vector<TestSet> sets = test_sets(args, "ref");
   for (const auto& set : sets) {  // a missing split is reported before any decoding
     if (set.corpus.kind != CorpusKind::kSplit) continue;
@@ -149,7 +147,7 @@ int run_evaluate(int argc, char** argv) {
                 describe_device(session.device).c_str(), set.name.c_str(), text.size(),
                 config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
     std::fflush(stdout);
-    const auto report = evaluate_parallel(*session.translator, text, args.count("lowercase") > 0);
+    const auto report = evaluate_parallel(*session.translator, text, scoring);
     const fs::path hyp_file = args.count("output")
                                   ? fs::path(args["output"].as<std::string>())
                                   : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
@@ -166,18 +164,15 @@ int run_evaluate(int argc, char** argv) {
     results.push_back(score_record(report, set, session));
   }
   if (args.count("json")) {
-    const fs::path path = args["json"].as<std::string>();
-    std::ofstream out(path);
-    out << results.dump(2) << "\n";
-    if (!out.flush()) throw Error("cannot write " + path.string());
-    std::cout << "scores written to " << path.string() << "\n";
+    write_scores_json(args["json"].as<std::string>(), results);
+    std::cout << "scores written to " << args["json"].as<std::string>() << "\n";
   }
   return 0;
 }
 
 const bool registered_evaluate = register_command(
-    {"evaluate", "loss, BLEU, chrF and decoding speed of a checkpoint on a test set", run_evaluate,
-     50});
+    {"evaluate", "loss, BLEU, chrF, TER and decoding speed of a checkpoint on a test set",
+     run_evaluate, 50});
 
 }  // namespace
 }  // namespace nmt::cli

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/bleu_tokenizer.h"
 #include "core/choice.h"
 #include "core/corpus_spec.h"
 
@@ -236,6 +237,9 @@ struct TrainConfig {
   /// Validation's output limit: source length + this (an untrained model babbles to the limit,
   /// so decode.max_len_offset would make early validations many times slower).
   int64_t valid_max_len_offset = 16;
+  /// Validation BLEU's tokenizer, with sacreBLEU's names: auto (zh for a Chinese target,
+  /// ja-mecab for Japanese, else 13a) | 13a | intl | char | zh | ja-mecab | none
+  BleuTokenizer bleu_tokenize = BleuTokenizer::kAuto;
   Metric metric = Metric::kBleu;  ///< early stopping / best checkpoint metric: bleu | loss
   int64_t patience = 0;           ///< validations without improvement before stopping; 0 = off
   int64_t keep_checkpoints = 5;  ///< step checkpoints kept (besides last and best), for nmt average
@@ -271,7 +275,7 @@ struct TrainConfig {
     f("max_minutes", max_minutes), f("log_every", log_every);
     f("validate_every", validate_every), f("validate_at_start", validate_at_start);
     f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
-        f("metric", metric), f("patience", patience);
+        f("bleu_tokenize", bleu_tokenize), f("metric", metric), f("patience", patience);
     f("keep_checkpoints", keep_checkpoints), f("average_snapshots", average_snapshots);
     f("average_window", average_window), f("monitor_splits", monitor_splits);
     f("init_keep", init_keep), f("dist_timeout", dist_timeout);

@@ -119,7 +119,7 @@ double EvaluationReport::tokens_per_second() const {
 }
 
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
-                                   bool lowercase) {
+                                   const ScoringOptions& scoring) {
   EvaluationReport report;
   auto examples = encode_pairs(translator.tokenizer(), text.src, text.tgt);
   report.loss =
@@ -142,9 +142,7 @@ EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& t
       report.target_tokens += static_cast<int64_t>(result.nbest.front().tokens.size());
     }
   }
-  report.bleu = corpus_bleu(report.hypotheses, text.tgt, lowercase);
-  report.bleu_lowercase = corpus_bleu(report.hypotheses, text.tgt, /*lowercase=*/true);
-  report.chrf = corpus_chrf(report.hypotheses, text.tgt, lowercase);
+  report.scores = score_hypotheses(report.hypotheses, text.tgt, scoring);
   return report;
 }
 

@@ -10,8 +10,7 @@
 #include "data/batching.h"
 #include "data/corpus.h"
 #include "decode/translator.h"
-#include "eval/bleu.h"
-#include "eval/chrf.h"
+#include "eval/metrics.h"
 #include "model/seq2seq.h"
 
 namespace nmt {
@@ -59,9 +58,7 @@ std::vector<SentenceScore> teacher_forced_scores(const Ensemble& models,
 /// What `nmt evaluate` reports on one test set.
 struct EvaluationReport {
   LossStats loss;
-  BleuScore bleu;
-  BleuScore bleu_lowercase;  ///< case-insensitive BLEU of the same hypotheses (always computed)
-  ChrfScore chrf;
+  MetricScores scores;                  ///< BLEU (and lowercased), chrF, TER of the hypotheses
   std::vector<std::string> hypotheses;  ///< best translation per source line, in order
   double decode_seconds = 0.0;          ///< wall-clock of translation only
   int64_t target_tokens = 0;            ///< pieces generated (eos excluded)
@@ -73,9 +70,10 @@ struct EvaluationReport {
 };
 
 /// Scores `text` (sources and references) with the translator's model and decoding settings:
-/// teacher-forced loss, then translation and BLEU/chrF of the best hypotheses (sacreBLEU style).
-/// Stops early when the translator's stop check fires (see EvaluationReport::interrupted).
+/// teacher-forced loss, then translation and BLEU/chrF/TER of the best hypotheses (sacreBLEU
+/// style, as `scoring` says). Stops early when the translator's stop check fires (see
+/// EvaluationReport::interrupted).
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
-                                   bool lowercase = false);
+                                   const ScoringOptions& scoring = {});
 
 }  // namespace nmt

@@ -27,8 +27,8 @@ struct BleuStats {
   std::array<long long, kMaxOrder> totals{};  // hypothesis n-grams per order
 };
 
-/// n-grams of orders 1..4 keyed by their tokens joined with single spaces (13a tokens never
-/// contain a space, so n-grams of different orders cannot collide).
+/// n-grams of orders 1..4 keyed by their tokens joined with single spaces (tokens never contain
+/// a space, so n-grams of different orders cannot collide).
 using NgramCounts = std::unordered_map<std::string, long long>;
 
 NgramCounts count_ngrams(const std::vector<std::string>& tokens) {
@@ -51,16 +51,17 @@ int order_of(const std::string& ngram) {
   return order;
 }
 
-/// sacreBLEU's BLEU._preprocess_segment: optional lowercasing, rstrip, 13a, split into tokens.
-std::vector<std::string> preprocess(const std::string& line, bool lowercase) {
+/// sacreBLEU's BLEU._preprocess_segment: optional lowercasing, rstrip, tokenize, split.
+std::vector<std::string> preprocess(const std::string& line, bool lowercase,
+                                    BleuTokenizer tokenizer) {
   const std::string text = lowercase ? unicode_lower(line) : line;
-  return split_unicode_whitespace(tokenize_13a(rstrip_unicode_whitespace(text)));
+  return split_unicode_whitespace(tokenize_for_bleu(rstrip_unicode_whitespace(text), tokenizer));
 }
 
 void add_sentence(const std::string& hypothesis, const std::string& reference, bool lowercase,
-                  BleuStats& stats) {
-  const std::vector<std::string> hyp_tokens = preprocess(hypothesis, lowercase);
-  const std::vector<std::string> ref_tokens = preprocess(reference, lowercase);
+                  BleuTokenizer tokenizer, BleuStats& stats) {
+  const std::vector<std::string> hyp_tokens = preprocess(hypothesis, lowercase, tokenizer);
+  const std::vector<std::string> ref_tokens = preprocess(reference, lowercase, tokenizer);
   stats.hyp_len += static_cast<long long>(hyp_tokens.size());
   stats.ref_len += static_cast<long long>(ref_tokens.size());
   const NgramCounts ref_ngrams = count_ngrams(ref_tokens);
@@ -133,26 +134,31 @@ std::string BleuScore::to_string() const {
 }
 
 BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
-                      const std::vector<std::string>& references, bool lowercase) {
+                      const std::vector<std::string>& references, bool lowercase,
+                      BleuTokenizer tokenizer) {
   if (hypotheses.size() != references.size()) {
     throw Error("corpus_bleu: " + std::to_string(hypotheses.size()) + " hypotheses but " +
                 std::to_string(references.size()) +
                 " references; each hypothesis needs exactly one reference line");
   }
+  if (tokenizer == BleuTokenizer::kAuto) {
+    throw Error("corpus_bleu: resolve the tokenizer 'auto' from the target language first");
+  }
   BleuStats stats;
   for (size_t i = 0; i < hypotheses.size(); ++i) {
-    add_sentence(hypotheses[i], references[i], lowercase, stats);
+    add_sentence(hypotheses[i], references[i], lowercase, tokenizer, stats);
   }
   // sacreBLEU's corpus_score defaults: effective_order=False (Post 2018).
   BleuScore result = compute_bleu(stats, /*effective_order=*/false);
   result.signature = std::string("nrefs:1|case:") + (lowercase ? "lc" : "mixed") +
-                     "|eff:no|tok:13a|smooth:exp|version:" + metric_signature_version();
+                     "|eff:no|tok:" + bleu_tokenizer_signature(tokenizer) +
+                     "|smooth:exp|version:" + metric_signature_version();
   return result;
 }
 
 double sentence_bleu(const std::string& hypothesis, const std::string& reference) {
   BleuStats stats;
-  add_sentence(hypothesis, reference, /*lowercase=*/false, stats);
+  add_sentence(hypothesis, reference, /*lowercase=*/false, BleuTokenizer::k13a, stats);
   return compute_bleu(stats, /*effective_order=*/true).score;
 }
 

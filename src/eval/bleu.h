@@ -4,9 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "eval/tokenizers.h"
+
 namespace nmt {
 
-/// Corpus BLEU as sacreBLEU computes it (Papineni et al. 2002; Post 2018): 13a tokenization,
+/// Corpus BLEU as sacreBLEU computes it (Papineni et al. 2002; Post 2018): 13a tokenization or
+/// another of sacreBLEU's (eval/tokenizers.h),
 /// n-grams 1..4 clipped against one reference, brevity penalty exp(1 - r/c) when c < r,
 /// geometric mean of precisions, and sacreBLEU's default "exp" smoothing.
 struct BleuScore {
@@ -27,10 +30,12 @@ struct BleuScore {
 std::string tokenize_13a(const std::string& line);
 
 /// Corpus BLEU of hypotheses against references (same size; an nmt::Error otherwise).
-/// `lowercase` lowercases both sides first (case:lc in the signature). Unlike sacreBLEU, which
-/// refuses an empty reference line, an empty reference is scored as zero reference tokens.
+/// `lowercase` lowercases both sides first (case:lc in the signature); `tokenizer` splits them
+/// (tok: in the signature; not kAuto). Unlike sacreBLEU, which refuses an empty reference line,
+/// an empty reference is scored as zero reference tokens.
 BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
-                      const std::vector<std::string>& references, bool lowercase = false);
+                      const std::vector<std::string>& references, bool lowercase = false,
+                      BleuTokenizer tokenizer = BleuTokenizer::k13a);
 
 /// Sentence-level BLEU with sacreBLEU's sentence_bleu defaults: exp smoothing and effective
 /// order (orders with no hypothesis n-grams are left out of the geometric mean).

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "eval/bleu.h"
+#include "eval/regex_rules.h"
+#include "eval/tokenizers.h"
 #include "eval/unicode.h"
 
 namespace nmt {
@@ -38,68 +40,18 @@ bool is_split_symbol(char c) {
          (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
 }
 
-/// re.sub(r'([\{-\~\[-\` -\&\(-\+\:-\@\/])', r' \1 ', text)
-std::string split_symbols(const std::string& text) {
-  std::string out;
-  out.reserve(text.size() * 2);
-  for (char c : text) {
-    if (is_split_symbol(c)) {
-      out += ' ';
-      out += c;
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-/// re.sub for a two-character pattern `(first)(second)`: scans left to right and, like `re`,
-/// resumes after a match, so matches never overlap. `emit` appends the replacement.
-template <typename First, typename Second, typename Emit>
-std::string substitute_pairs(const std::string& text, First first, Second second, Emit emit) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 2);
-  size_t i = 0;
-  while (i < text.size()) {
-    if (i + 1 < text.size() && first(text[i]) && second(text[i + 1])) {
-      emit(out, text[i], text[i + 1]);
-      i += 2;
-    } else {
-      out += text[i++];
-    }
-  }
-  return out;
-}
-
-std::string apply_13a_regexes(const std::string& padded) {
+std::string apply_13a_regexes(const std::string& line) {
+  using namespace regex_rules;
   const auto not_digit = [](char c) { return !is_digit(c); };
-  std::string text = split_symbols(padded);
+  // re.sub(r'([\{-\~\[-\` -\&\(-\+\:-\@\/])', r' \1 ', text)
+  std::string text = pad_each(line, is_split_symbol);
   // ([^0-9])([\.,]) -> \1 \2 : period and comma split off unless preceded by a digit
-  text =
-      substitute_pairs(text, not_digit, is_period_or_comma, [](std::string& out, char a, char b) {
-        out += a;
-        out += ' ';
-        out += b;
-        out += ' ';
-      });
+  text = substitute_pairs(text, not_digit, is_period_or_comma, SpaceBetweenAndAfter());
   // ([\.,])([^0-9]) -> ' \1 \2' : ... and unless followed by a digit
-  text =
-      substitute_pairs(text, is_period_or_comma, not_digit, [](std::string& out, char a, char b) {
-        out += ' ';
-        out += a;
-        out += ' ';
-        out += b;
-      });
+  text = substitute_pairs(text, is_period_or_comma, not_digit, SpaceBeforeAndBetween());
   // ([0-9])(-) -> \1 \2 : a dash after a digit
   return substitute_pairs(
-      text, is_digit, [](char c) { return c == '-'; },
-      [](std::string& out, char a, char b) {
-        out += a;
-        out += ' ';
-        out += b;
-        out += ' ';
-      });
+      text, is_digit, [](char c) { return c == '-'; }, SpaceBetweenAndAfter());
 }
 
 }  // namespace
@@ -115,13 +67,11 @@ std::string tokenize_13a(const std::string& line) {
   replace_all(text, "&gt;", ">");
   // sacreBLEU pads the line with one space on each side before the regexes, so a period or comma
   // at the very start or end still has a (non-digit) neighbour to match against.
-  text = apply_13a_regexes(" " + text + " ");
-  std::string joined;
-  for (const std::string& word : split_unicode_whitespace(text)) {
-    if (!joined.empty()) joined += ' ';
-    joined += word;
-  }
-  return joined;
+  return tokenize_13a_rules(" " + text + " ");
+}
+
+std::string tokenize_13a_rules(const std::string& line) {
+  return join_words(apply_13a_regexes(line));
 }
 
 }  // namespace nmt

@@ -175,10 +175,27 @@ std::vector<std::string> split_unicode_whitespace(const std::string& text) {
   return words;
 }
 
+std::string join_words(const std::string& text) {
+  std::string joined;
+  for (const std::string& word : split_unicode_whitespace(text)) {
+    if (!joined.empty()) joined += ' ';
+    joined += word;
+  }
+  return joined;
+}
+
 std::string rstrip_unicode_whitespace(const std::string& text) {
   std::u32string chars = utf8_decode(text);
   while (!chars.empty() && is_unicode_space(chars.back())) chars.pop_back();
   return utf8_encode(chars);
+}
+
+std::string strip_unicode_whitespace(const std::string& text) {
+  const std::u32string chars = utf8_decode(text);
+  size_t begin = 0, end = chars.size();
+  while (begin < end && is_unicode_space(chars[begin])) ++begin;
+  while (end > begin && is_unicode_space(chars[end - 1])) --end;
+  return utf8_encode(chars.substr(begin, end - begin));
 }
 
 std::string unicode_lower(const std::string& text) {

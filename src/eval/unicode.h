@@ -22,8 +22,14 @@ bool is_unicode_space(char32_t c);
 /// Python's str.split() with no argument: runs of Unicode whitespace separate words.
 std::vector<std::string> split_unicode_whitespace(const std::string& text);
 
+/// Python's ' '.join(text.split()): words separated by single spaces, none at either end.
+std::string join_words(const std::string& text);
+
 /// Python's str.rstrip() with no argument.
 std::string rstrip_unicode_whitespace(const std::string& text);
+
+/// Python's str.strip() with no argument.
+std::string strip_unicode_whitespace(const std::string& text);
 
 /// Python's str.lower(): every one-to-one mapping of Unicode 14 (lower_case_table.h), U+0130 to
 /// "i" + U+0307, and Greek capital sigma to final sigma at the end of a word (the "Cased" and

@@ -82,6 +82,9 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
     throw Error("--init-from starts a new run from another one's weights, --resume continues " +
                 run_dir_.string() + ": give one of them");
   }
+  // Validation's BLEU tokenizer must work before the first step, not at the first validation
+  // (ja-mecab without MeCab or its dictionary).
+  if (config_.train.valid_bleu) validation_scoring(config_).check();
   if (dist.distributed()) {
     comm_ = std::make_unique<WorldComm>(dist, device_, config_.train.dist_timeout);
     check_same_on_all_ranks(*comm_,

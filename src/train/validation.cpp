@@ -14,6 +14,13 @@ bool improves(Metric metric, double candidate, double best) {
   return metric == Metric::kBleu ? candidate > best : candidate < best;
 }
 
+ScoringOptions validation_scoring(const Config& config) {
+  ScoringOptions scoring;
+  scoring.tokenize = config.train.bleu_tokenize;
+  scoring.target_language = config.data.tgt_lang;
+  return scoring;
+}
+
 ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
                           const Config& config, const at::Device& device) {
   const auto start = std::chrono::steady_clock::now();
@@ -28,10 +35,11 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
     greedy.max_len_offset = config.train.valid_max_len_offset;
     Translator translator(model, tokenizer, greedy, device);
     translator.set_log(nullptr);
-    const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text});
+    const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text},
+                                          validation_scoring(config));
     result.loss = report.loss.loss();
-    result.bleu = report.bleu.score;
-    result.chrf = report.chrf.score;
+    result.bleu = report.scores.bleu.score;
+    result.chrf = report.scores.chrf.score;
   } else {
     result.loss =
         teacher_forced_loss(model, split.examples, config.decode.batch_tokens, device).loss();

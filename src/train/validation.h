@@ -7,6 +7,7 @@
 #include "core/config.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
+#include "eval/metrics.h"
 #include "model/seq2seq.h"
 
 namespace nmt {
@@ -28,6 +29,9 @@ bool improves(Metric metric, double candidate, double best);
 
 /// Validates `model` on `split` under train.precision (the model is left in eval() mode; the
 /// caller switches back).
+/// How validation scores its BLEU and chrF: train.bleu_tokenize for data.tgt_lang.
+ScoringOptions validation_scoring(const Config& config);
+
 ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
                           const Config& config, const at::Device& device);
 

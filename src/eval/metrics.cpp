@@ -1,0 +1,31 @@
+#include "eval/metrics.h"
+
+#include "core/error.h"
+
+namespace nmt {
+
+BleuTokenizer ScoringOptions::bleu_tokenizer() const {
+  return resolve_bleu_tokenizer(tokenize, target_language);
+}
+
+void ScoringOptions::check() const {
+  if (chrf_word_order < 0 || chrf_word_order > kMaxChrfWordOrder) {
+    throw Error("chrF word order " + std::to_string(chrf_word_order) + " is not valid: use 0 " +
+                "(chrF) to " + std::to_string(kMaxChrfWordOrder) + " (2 is chrF++)");
+  }
+  tokenize_for_bleu("", bleu_tokenizer());  // starts MeCab for ja-mecab, or says what is missing
+}
+
+MetricScores score_hypotheses(const std::vector<std::string>& hypotheses,
+                              const std::vector<std::string>& references,
+                              const ScoringOptions& options) {
+  const BleuTokenizer tokenizer = options.bleu_tokenizer();
+  MetricScores scores;
+  scores.bleu = corpus_bleu(hypotheses, references, options.lowercase, tokenizer);
+  scores.bleu_lowercase = corpus_bleu(hypotheses, references, /*lowercase=*/true, tokenizer);
+  scores.chrf = corpus_chrf(hypotheses, references, options.lowercase, options.chrf_word_order);
+  scores.ter = corpus_ter(hypotheses, references);
+  return scores;
+}
+
+}  // namespace nmt
