@@ -240,8 +240,12 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
   auto tokens = at::full({src.size(0) * config.beam, 1}, kBosId, src.options().dtype(at::kLong));
   const auto next = [&](const LiveBeams& live) {
     if (!live.origin.empty()) {
-      // Reorder (and shrink) the caches: live row r continues previous row origin[r].
-      state.select(detail::index_tensor(live.origin, src.device()));  // [rows']
+      // Reorder (and shrink) the caches: live row r continues previous row origin[r]. Every
+      // live sentence holds `beam` consecutive rows whose origins lie in its own previous rows
+      // (pad_beam), so while no sentence leaves (the row count stays) each row keeps its
+      // source: the encoder's keys and values, the largest part of the cache, stay in place.
+      const bool same_sources = static_cast<int64_t>(live.origin.size()) == tokens.size(0);
+      state.select(detail::index_tensor(live.origin, src.device()), same_sources);  // [rows']
       tokens = detail::index_tensor(live.next_token, src.device()).unsqueeze(1);
     }
     return state.next_log_probs(tokens);  // [rows, V]

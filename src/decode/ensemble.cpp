@@ -58,9 +58,9 @@ at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
   return sum;
 }
 
-void EnsembleState::select(const at::Tensor& index) {
-  for (auto& cache : caches_) cache.select(index);
-  src_mask_ = src_mask_.index_select(0, index);
+void EnsembleState::select(const at::Tensor& index, bool same_sources) {
+  for (auto& cache : caches_) cache.select(index, /*self_only=*/same_sources);
+  if (!same_sources) src_mask_ = src_mask_.index_select(0, index);
 }
 
 at::Tensor output_log_probs(const at::Tensor& logits) {

@@ -54,7 +54,9 @@ class EnsembleState {
   /// the members, with pad and bos at -inf (never valid outputs).
   at::Tensor next_log_probs(const at::Tensor& tokens);
   /// Keeps rows `index` (int64 [new_rows]) of every cache and of the source mask, in that order.
-  void select(const at::Tensor& index);
+  /// `same_sources`: every new row's source is the one its row had (beam search reordering
+  /// within each sentence's rows, no sentence dropped), so only the self-attention caches move.
+  void select(const at::Tensor& index, bool same_sources = false);
 
   const at::Tensor& src_mask() const { return src_mask_; }
 

@@ -65,7 +65,7 @@ std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::attend(const at::Tens
     auto scores = at::matmul(q, kv.key.transpose(-2, -1)) / std::sqrt(double(head_dim_));
     if (mask.defined()) {
       // -inf gives masked keys exactly zero weight; every query keeps at least one key (bos).
-      scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+      scores = at::where(mask, scores, -std::numeric_limits<float>::infinity());
     }
     weights = at::softmax(scores, -1);
     context = at::matmul(dropout->forward(weights), kv.value);

@@ -11,16 +11,18 @@ torch::nn::LayerNorm layer_norm(int64_t d_model) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}));
 }
 
+/// The cached positions followed by the fresh ones, contiguous (at::cat's result is; the first
+/// step's projection is a transposed view, copied once here rather than by every later matmul).
 at::Tensor cat_or(const at::Tensor& cached, const at::Tensor& fresh) {
-  return cached.defined() ? at::cat({cached, fresh}, /*dim=*/2) : fresh;
+  return cached.defined() ? at::cat({cached, fresh}, /*dim=*/2) : fresh.contiguous();
 }
 
 }  // namespace
 
-void DecoderCache::select(const at::Tensor& index) {
+void DecoderCache::select(const at::Tensor& index, bool self_only) {
   for (auto& layer : layers) {
     for (KeyValue* kv : {&layer.self, &layer.cross}) {
-      if (!kv->defined()) continue;
+      if (!kv->defined() || (self_only && kv == &layer.cross)) continue;
       kv->key = kv->key.index_select(0, index);
       kv->value = kv->value.index_select(0, index);
     }
@@ -77,10 +79,14 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, L
     const KeyValue fresh =
         self_attention->project(in_mm, in_mm);  // [batch, heads, new_len, head_dim]
     cache.self = {cat_or(cache.self.key, fresh.key), cat_or(cache.self.value, fresh.value)};
-    // New positions see every cached position and, among themselves, only earlier ones.
+    // New positions see every cached position and, among themselves, only earlier ones; one
+    // new position (every step after a forced prefix) sees them all, so it needs no mask.
     const int64_t new_len = in.size(1);
     const int64_t total = cache.self.key.size(2);
-    auto mask = make_causal_mask(total, in.device()).narrow(2, total - new_len, new_len);
+    at::Tensor mask;
+    if (new_len > 1) {
+      mask = make_causal_mask(total, in.device()).narrow(2, total - new_len, new_len);
+    }
     return std::get<0>(self_attention->attend(in_mm, cache.self, mask, false));
   });
   return cross_and_feedforward(h, cache.cross, src_mask, need_weights);
@@ -137,7 +143,10 @@ DecoderCache DecoderImpl::start(const at::Tensor& memory) {
   const auto memory_in = autocast_input(memory);
   for (const auto& layer : *layers) {
     auto& cross = layer->as<DecoderLayer>()->cross_attention;
-    cache.layers.push_back({KeyValue{}, cross->project(memory_in, memory_in)});
+    // Contiguous once here: as split_heads' transposed views, every step's two matmuls over
+    // them would copy them again.
+    const KeyValue kv = cross->project(memory_in, memory_in);
+    cache.layers.push_back({KeyValue{}, {kv.key.contiguous(), kv.value.contiguous()}});
   }
   return cache;
 }

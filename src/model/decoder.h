@@ -27,8 +27,10 @@ struct DecoderCache {
   int64_t length = 0;
 
   /// Keeps batch rows `index` (int64 [new_batch]) of every cached tensor, in that order
-  /// (beam search reorders hypotheses; finished sentences are dropped).
-  void select(const at::Tensor& index);
+  /// (beam search reorders hypotheses; finished sentences are dropped). With `self_only` the
+  /// cross-attention rows stay as they are: the caller knows that they would select the same
+  /// values (beam search reordering the hypotheses within each sentence's rows).
+  void select(const at::Tensor& index, bool self_only = false);
 };
 
 /// Decoder layer (Vaswani et al. 2017, §3.1): causal self-attention, attention over the encoder
