@@ -23,7 +23,11 @@ def host_info():
     cpuinfo = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
     cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines()
                 if line.startswith("model name")), platform.processor())
-    return {"commit": run("git", "describe", "--always", "--dirty"), "cpu": cpu,
+    # "-dirty" when the code measured differs from the commit; docs/ does not count (a
+    # benchmark rewrites its own results there while it runs).
+    code_changed = run("git", "status", "--porcelain", "--", ".", ":(exclude)docs")
+    commit = run("git", "describe", "--always") + ("-dirty" if code_changed else "")
+    return {"commit": commit, "cpu": cpu,
             "cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in cpuinfo,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
