@@ -18,25 +18,17 @@ namespace fs = std::filesystem;
 
 constexpr size_t kReadChunk = size_t(1) << 16;
 
-/// Gzip is recognised by its magic bytes 1f 8b (RFC 1952 §2.3.1), not by the name, so a
-/// misnamed file still reads.
-bool starts_with_gzip_magic(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  unsigned char magic[2] = {0, 0};
-  in.read(reinterpret_cast<char*>(magic), 2);
-  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
 }  // namespace
 
-/// The open file: a gzip stream or a plain FILE.
+/// The open file, through zlib whether it is gzip or plain: zlib recognises gzip by its magic
+/// bytes 1f 8b (RFC 1952 §2.3.1), not by the name, so a misnamed file still reads, and reads a
+/// plain file as it is. One open and no look-ahead of our own, so a pipe (/dev/stdin, <(...))
+/// reads whole.
 struct LineReader::Source {
   gzFile gz = nullptr;
-  std::FILE* plain = nullptr;
   uint64_t bytes = 0;  ///< (decompressed) bytes read so far
   ~Source() {
     if (gz != nullptr) gzclose(gz);
-    if (plain != nullptr) std::fclose(plain);
   }
 };
 
@@ -46,18 +38,13 @@ LineReader::LineReader(const fs::path& file) : file_(file), source_(std::make_un
   if (fs::is_directory(file, ec)) {
     throw Error("'" + file.string() + "' is a directory, expected a text or .gz file");
   }
-  if (starts_with_gzip_magic(file)) {
-    source_->gz = gzopen(file.c_str(), "rb");
-    if (source_->gz == nullptr) {
-      throw Error("cannot open '" + file.string() + "': " + std::strerror(errno));
-    }
-    gzbuffer(source_->gz, unsigned(kReadChunk));
-  } else {
-    source_->plain = std::fopen(file.c_str(), "rb");
-    if (source_->plain == nullptr) {
-      throw Error("cannot open '" + file.string() + "': " + std::strerror(errno));
-    }
+  errno = 0;
+  source_->gz = gzopen(file.c_str(), "rb");
+  if (source_->gz == nullptr) {
+    throw Error("cannot open '" + file.string() +
+                "': " + (errno != 0 ? std::strerror(errno) : "out of memory"));
   }
+  gzbuffer(source_->gz, unsigned(kReadChunk));
   // A UTF-8 byte order mark is an encoding marker, not text.
   while (buffer_.size() < 3 && refill()) {
   }
@@ -72,29 +59,22 @@ bool LineReader::refill() {
   if (eof_) return false;
   const size_t at = buffer_.size();
   buffer_.resize(at + kReadChunk);
-  size_t got = 0;
-  if (source_->gz != nullptr) {
-    const int n = gzread(source_->gz, &buffer_[at], unsigned(kReadChunk));
-    if (n < 0) {
-      int code = 0;
-      const char* message = gzerror(source_->gz, &code);
-      throw Error("'" + file_.string() + "' is not a valid gzip file: " + message);
-    }
-    got = size_t(n);
-    if (got == 0) {
-      // gzread returns what it could decompress and then 0 when the input ends early; only the
-      // error state (Z_BUF_ERROR, "unexpected end of file") tells a truncated file from a whole.
-      int code = 0;
-      const char* message = gzerror(source_->gz, &code);
-      if (code != Z_OK) {
-        throw Error("'" + file_.string() + "' is a truncated or corrupt gzip file (" + message +
-                    ") after " + std::to_string(source_->bytes) + " bytes");
-      }
-    }
-  } else {
-    got = std::fread(&buffer_[at], 1, kReadChunk, source_->plain);
-    if (got == 0 && std::ferror(source_->plain)) {
-      throw Error("error while reading '" + file_.string() + "'");
+  const int n = gzread(source_->gz, &buffer_[at], unsigned(kReadChunk));
+  if (n < 0) {
+    int code = 0;
+    const char* message = gzerror(source_->gz, &code);
+    if (code == Z_ERRNO) throw Error("error while reading '" + file_.string() + "'");
+    throw Error("'" + file_.string() + "' is not a valid gzip file: " + message);
+  }
+  const auto got = size_t(n);
+  if (got == 0) {
+    // gzread returns what it could decompress and then 0 when the input ends early; only the
+    // error state (Z_BUF_ERROR, "unexpected end of file") tells a truncated file from a whole.
+    int code = 0;
+    const char* message = gzerror(source_->gz, &code);
+    if (code != Z_OK) {
+      throw Error("'" + file_.string() + "' is a truncated or corrupt gzip file (" + message +
+                  ") after " + std::to_string(source_->bytes) + " bytes");
     }
   }
   buffer_.resize(at + got);
