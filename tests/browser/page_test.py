@@ -12,7 +12,9 @@ Checks, with a screenshot after each step in OUT:
   4. the attention map of a sentence appears (an image the browser could decode);
   5. a .txt file uploaded is translated and downloaded, equal to /translate's answer;
   6. a line longer than the server's --max-text-bytes shows the 413 error in words;
-  7. a blank line between two keeps the outputs aligned with the lines, and on a phone-sized
+  7. a prefix and a term typed in their fields: each line's translation is /translate's with
+     that "prefix" and those "constraints", and starts with the prefix;
+  8. a blank line between two keeps the outputs aligned with the lines, and on a phone-sized
      window (390 px) nothing is wider than the screen.
 Exits 1 naming the first check that failed.
 """
@@ -186,7 +188,24 @@ def main():
               "the page shows %r for an over-long line" % error)
         page.screenshot("error")
 
-        step = "7. blank lines and a phone-sized window"
+        step = "7. a prefix and terms"
+        prefix, term = "ein", "Hund"
+        page.by_id("prefix").send_keys(prefix)
+        page.by_id("terms").send_keys(" " + term + " ,")
+        page.translate(LINES)
+        expected = [t["text"] for t in post(args.url, "/translate", {
+            "text": LINES, "beam": beam, "nbest": 1, "scores": True,
+            "prefix": [prefix] * len(LINES), "constraints": [[term]] * len(LINES)})["translations"]]
+        check(page.outputs() == expected,
+              "with a prefix and a term the page shows %s, /translate answers %s"
+              % (page.outputs(), expected))
+        check(all(t.startswith(prefix) for t in page.outputs()),
+              "not every translation starts with %r: %s" % (prefix, page.outputs()))
+        page.screenshot("prefix_and_terms")
+        page.by_id("prefix").clear()
+        page.by_id("terms").clear()
+
+        step = "8. blank lines and a phone-sized window"
         page.translate([LINES[0], "", LINES[1]])
         shown = page.outputs()
         check(len(shown) == 3 and shown[1] == "" and shown[0] and shown[2],
