@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/special_ids.h"
 #include "model/embeddings.h"
 #include "model/seq2seq.h"
 #include "test_util.h"
@@ -163,6 +164,44 @@ TEST(Model, IncrementalStepsEqualTheFullDecoder) {
     }
     EXPECT_TRUE(torch::allclose(torch::cat(steps, 1), full.hidden, 1e-5, 1e-5)) << norm;
   }
+}
+
+TEST(Model, GroupedRowsShareTheirSourceAndGiveWhatCopiesGive) {
+  // DecoderCache::group: 3 sources decoded in 2 rows each, attending to one copy of each
+  // source's encoder output, give the hidden states and attention weights of 6 rows that each
+  // hold a copy; and a select that drops a source keeps the two in step.
+  torch::manual_seed(5);
+  Seq2Seq model(small_config());
+  model->eval();
+  torch::NoGradGuard no_grad;
+  auto src = torch::randint(4, 23, {3, 5}, torch::kLong);
+  src[1][4] = kPadId;  // a shorter source: the mask matters
+  auto tgt = torch::randint(4, 29, {6, 4}, torch::kLong);
+  const auto src_mask = model->make_src_mask(src);
+  const auto memory = model->encode(src, src_mask);
+  const auto rows = torch::arange(3, torch::kLong).repeat_interleave(2);
+  auto copies = model->decoder->start(memory);
+  copies.select(rows);
+  auto grouped = model->decoder->start(memory);
+  grouped.group = 2;
+  const auto copies_mask = src_mask.index_select(0, rows);
+  for (int64_t i = 0; i < 4; ++i) {
+    const auto token = tgt.slice(1, i, i + 1);
+    const auto a = model->decoder->step(token, copies, copies_mask, /*need_weights=*/true);
+    const auto b = model->decoder->step(token, grouped, src_mask, /*need_weights=*/true);
+    EXPECT_TRUE(torch::allclose(a.hidden, b.hidden, 1e-5, 1e-6)) << "step " << i;
+    EXPECT_TRUE(torch::allclose(a.attention.back(), b.attention.back(), 1e-5, 1e-6)) << i;
+  }
+  // Source 1 leaves; the others' rows swap within their groups.
+  const auto keep = torch::tensor({1, 0, 4, 4}, torch::kLong);
+  copies.select(keep);
+  grouped.select(keep);
+  const auto kept_sources = torch::tensor({0, 2}, torch::kLong);
+  const auto a = model->decoder->step(tgt.slice(1, 0, 1).index_select(0, keep), copies,
+                                      copies_mask.index_select(0, keep));
+  const auto b = model->decoder->step(tgt.slice(1, 0, 1).index_select(0, keep), grouped,
+                                      src_mask.index_select(0, kept_sources));
+  EXPECT_TRUE(torch::allclose(a.hidden, b.hidden, 1e-5, 1e-6));
 }
 
 TEST(Model, GradientsReachEveryParameterAndTrainingReducesLoss) {

@@ -235,8 +235,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
               "beam_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
   EnsembleState state(models, src);
-  state.select(at::arange(src.size(0), src.options().dtype(at::kLong))
-                   .repeat_interleave(config.beam));  // [batch * beam] rows
+  state.group_rows(config.beam);  // [batch * beam] rows, each sentence's encoder output once
   auto tokens = at::full({src.size(0) * config.beam, 1}, kBosId, src.options().dtype(at::kLong));
   const auto next = [&](const LiveBeams& live) {
     if (!live.origin.empty()) {

@@ -60,7 +60,15 @@ at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
 
 void EnsembleState::select(const at::Tensor& index, bool same_sources) {
   for (auto& cache : caches_) cache.select(index, /*self_only=*/same_sources);
-  if (!same_sources) src_mask_ = src_mask_.index_select(0, index);
+  if (!same_sources) src_mask_ = src_mask_.index_select(0, caches_.front().source_index(index));
+}
+
+void EnsembleState::group_rows(int64_t rows) {
+  TORCH_CHECK(rows >= 1, "group_rows: ", rows, " rows per source");
+  for (auto& cache : caches_) {
+    TORCH_CHECK(cache.length == 0 && cache.group == 1, "group_rows: only before the first step");
+    cache.group = rows;
+  }
 }
 
 at::Tensor output_log_probs(const at::Tensor& logits) {

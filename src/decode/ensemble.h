@@ -56,7 +56,11 @@ class EnsembleState {
   /// Keeps rows `index` (int64 [new_rows]) of every cache and of the source mask, in that order.
   /// `same_sources`: every new row's source is the one its row had (beam search reordering
   /// within each sentence's rows, no sentence dropped), so only the self-attention caches move.
+  /// After group_rows(n), `index` takes whole groups (DecoderCache::select).
   void select(const at::Tensor& index, bool same_sources = false);
+  /// Before the first step: each source is decoded in `rows` consecutive rows (beam search's
+  /// beam) that share its encoder output and mask instead of copies (DecoderCache::group).
+  void group_rows(int64_t rows);
 
   const at::Tensor& src_mask() const { return src_mask_; }
 
@@ -64,7 +68,7 @@ class EnsembleState {
   std::vector<Seq2Seq> members_;
   std::unique_ptr<detail::EnsembleEvalModes> eval_modes_;
   std::vector<DecoderCache> caches_;
-  at::Tensor src_mask_;  ///< [rows, 1, 1, src_len]
+  at::Tensor src_mask_;  ///< [sources, 1, 1, src_len]: one per row, or per group of rows
 };
 
 /// log_softmax of logits [rows, vocab] in float32 with pad and bos set to -inf: they are never

@@ -19,12 +19,24 @@ at::Tensor cat_or(const at::Tensor& cached, const at::Tensor& fresh) {
 
 }  // namespace
 
+at::Tensor DecoderCache::source_index(const at::Tensor& index) const {
+  if (group == 1) return index;
+  TORCH_CHECK(index.numel() % group == 0, "DecoderCache::select: ", index.numel(),
+              " rows are not whole groups of ", group);
+  // The first row of each new group names its source: old row r belongs to source r / group.
+  return index.view({-1, group}).select(1, 0).div(group, "floor");
+}
+
 void DecoderCache::select(const at::Tensor& index, bool self_only) {
+  const at::Tensor sources = self_only ? at::Tensor() : source_index(index);
   for (auto& layer : layers) {
-    for (KeyValue* kv : {&layer.self, &layer.cross}) {
-      if (!kv->defined() || (self_only && kv == &layer.cross)) continue;
-      kv->key = kv->key.index_select(0, index);
-      kv->value = kv->value.index_select(0, index);
+    if (layer.self.defined()) {
+      layer.self.key = layer.self.key.index_select(0, index);
+      layer.self.value = layer.self.value.index_select(0, index);
+    }
+    if (!self_only && layer.cross.defined()) {
+      layer.cross.key = layer.cross.key.index_select(0, sources);
+      layer.cross.value = layer.cross.value.index_select(0, sources);
     }
   }
 }
@@ -73,7 +85,7 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::forward(const at::Tensor& x
 
 std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, LayerCache& cache,
                                                           const at::Tensor& src_mask,
-                                                          bool need_weights) {
+                                                          bool need_weights, int64_t group) {
   auto h = residual(x, self_attention_norm, dropout, pre_norm_, [&](const at::Tensor& in) {
     const auto in_mm = autocast_input(in);
     const KeyValue fresh =
@@ -89,7 +101,20 @@ std::tuple<at::Tensor, at::Tensor> DecoderLayerImpl::step(const at::Tensor& x, L
     }
     return std::get<0>(self_attention->attend(in_mm, cache.self, mask, false));
   });
-  return cross_and_feedforward(h, cache.cross, src_mask, need_weights);
+  if (group == 1) return cross_and_feedforward(h, cache.cross, src_mask, need_weights);
+  // The rows of one source attend to it together: [rows, len, d] as [sources, group * len, d]
+  // (the sublayers after self-attention work position by position, so only the shape changes).
+  const int64_t rows = h.size(0), len = h.size(1);
+  auto [out, weights] = cross_and_feedforward(h.reshape({rows / group, group * len, h.size(2)}),
+                                              cache.cross, src_mask, need_weights);
+  out = out.reshape({rows, len, out.size(2)});
+  if (weights.defined()) {  // [sources, heads, group * len, src] -> [rows, heads, len, src]
+    const int64_t heads = weights.size(1), src_len = weights.size(3);
+    weights = weights.view({rows / group, heads, group, len, src_len})
+                  .permute({0, 2, 1, 3, 4})
+                  .reshape({rows, heads, len, src_len});
+  }
+  return {out, weights};
 }
 
 DecoderImpl::DecoderImpl(const ModelConfig& config, torch::nn::Embedding shared_tokens)
@@ -156,8 +181,8 @@ DecoderOutput DecoderImpl::step(const at::Tensor& tokens, DecoderCache& cache,
   DecoderOutput out;
   auto x = embeddings->forward(tokens, cache.length);  // [batch, new_len, d_model]
   for (size_t i = 0; i < layers->size(); ++i) {
-    auto [h, weights] =
-        layers[i]->as<DecoderLayer>()->step(x, cache.layers[i], src_mask, need_weights);
+    auto [h, weights] = layers[i]->as<DecoderLayer>()->step(x, cache.layers[i], src_mask,
+                                                            need_weights, cache.group);
     x = h;
     if (need_weights) out.attention.push_back(weights);
   }

@@ -25,12 +25,20 @@ struct LayerCache {
 struct DecoderCache {
   std::vector<LayerCache> layers;
   int64_t length = 0;
+  /// Decoded rows per source (beam search: the beam size). The cross-attention keys and values
+  /// (and the source mask that goes with them) hold one row per source, and the decoder attends
+  /// from the `group` consecutive rows of a source together, as one longer query: beam× less
+  /// cache to keep and reorder, and attention matmuls over `group` queries instead of one.
+  int64_t group = 1;
 
   /// Keeps batch rows `index` (int64 [new_batch]) of every cached tensor, in that order
-  /// (beam search reorders hypotheses; finished sentences are dropped). With `self_only` the
-  /// cross-attention rows stay as they are: the caller knows that they would select the same
-  /// values (beam search reordering the hypotheses within each sentence's rows).
+  /// (beam search reorders hypotheses; finished sentences are dropped). With groups, `index`
+  /// takes whole groups (each block of `group` new rows continues rows of one source) and the
+  /// cross rows follow the sources. With `self_only` the cross-attention rows stay as they are:
+  /// the caller knows that no source left.
   void select(const at::Tensor& index, bool self_only = false);
+  /// The source of each group of `index` (see select): the source rows to keep.
+  at::Tensor source_index(const at::Tensor& index) const;
 };
 
 /// Decoder layer (Vaswani et al. 2017, §3.1): causal self-attention, attention over the encoder
@@ -48,9 +56,11 @@ class DecoderLayerImpl : public torch::nn::Module {
                                              bool need_weights = false);
 
   /// New positions only, x [batch, new_len, d_model], attending to the cached positions and
-  /// themselves (causally); appends their keys/values to `cache.self`.
+  /// themselves (causally); appends their keys/values to `cache.self`. With `group` > 1 the
+  /// cross-attention cache and src_mask hold one row per `group` rows of x (DecoderCache::group).
   std::tuple<at::Tensor, at::Tensor> step(const at::Tensor& x, LayerCache& cache,
-                                          const at::Tensor& src_mask, bool need_weights = false);
+                                          const at::Tensor& src_mask, bool need_weights = false,
+                                          int64_t group = 1);
 
   MultiHeadAttention self_attention{nullptr}, cross_attention{nullptr};
   PositionwiseFeedforward feedforward{nullptr};
@@ -98,6 +108,7 @@ class DecoderImpl : public torch::nn::Module {
 
   /// Decodes the next positions `tokens` [batch, new_len] given the cache (which grows).
   /// Returns hidden states [batch, new_len, d_model] and per-layer cross-attention if asked.
+  /// src_mask has one row per source: batch / cache.group rows.
   DecoderOutput step(const at::Tensor& tokens, DecoderCache& cache, const at::Tensor& src_mask,
                      bool need_weights = false);
 
