@@ -83,7 +83,12 @@ TEST(Corpus, ReadsAPipeWhole) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
     });
-    const std::vector<std::string> lines = read_lines(fifo);
+    std::vector<std::string> lines;
+    try {
+      lines = read_lines(fifo);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     read_done = true;
     writer.join();
     EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "three"})) << fifo;

@@ -63,7 +63,9 @@ bool LineReader::refill() {
   if (n < 0) {
     int code = 0;
     const char* message = gzerror(source_->gz, &code);
-    if (code == Z_ERRNO) throw Error("error while reading '" + file_.string() + "'");
+    if (code == Z_ERRNO) {
+      throw Error("error while reading '" + file_.string() + "': " + std::strerror(errno));
+    }
     throw Error("'" + file_.string() + "' is not a valid gzip file: " + message);
   }
   const auto got = size_t(n);

@@ -24,7 +24,7 @@ MetricScores score_hypotheses(const std::vector<std::string>& hypotheses,
   scores.bleu = corpus_bleu(hypotheses, references, options.lowercase, tokenizer);
   scores.bleu_lowercase = corpus_bleu(hypotheses, references, /*lowercase=*/true, tokenizer);
   scores.chrf = corpus_chrf(hypotheses, references, options.lowercase, options.chrf_word_order);
-  scores.ter = corpus_ter(hypotheses, references);
+  if (options.ter) scores.ter = corpus_ter(hypotheses, references);
   return scores;
 }
 

@@ -15,6 +15,7 @@ struct ScoringOptions {
   BleuTokenizer tokenize = BleuTokenizer::kAuto;  ///< BLEU's tokenizer; kAuto: by target language
   std::string target_language;                    ///< resolves kAuto ("" gives 13a)
   int chrf_word_order = 0;                        ///< 2: chrF++
+  bool ter = true;  ///< compute TER (validation, which never reads it, leaves it out)
   /// The tokenizer BLEU uses: `tokenize` resolved from `target_language`.
   BleuTokenizer bleu_tokenizer() const;
   /// An nmt::Error, before any work, when the options cannot score: a word order out of range,
@@ -27,7 +28,7 @@ struct MetricScores {
   BleuScore bleu;
   BleuScore bleu_lowercase;  ///< case-insensitive BLEU (the same as `bleu` with lowercase)
   ChrfScore chrf;
-  TerScore ter;
+  TerScore ter;  ///< score 0 and no signature when ScoringOptions::ter is false
 };
 
 /// BLEU (cased as the options say, and lowercased), chrF(++) and TER of `hypotheses` against

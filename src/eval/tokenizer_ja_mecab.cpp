@@ -38,40 +38,46 @@ std::string ipa_dictionary_dir() {
 
 struct Tagger {
   std::unique_ptr<mecab_t, void (*)(mecab_t*)> mecab{nullptr, mecab_destroy};
-  std::mutex mutex;  // a mecab_t parses one sentence at a time
+  std::string error;  ///< why MeCab did not start (then `mecab` is null)
+  std::mutex mutex;   ///< a mecab_t parses one sentence at a time
 };
+
+/// MeCab with the IPA dictionary, started once per process; a failure is kept and reported to
+/// every caller (nothing is retried).
+void start_tagger(Tagger& tagger) {
+  const std::string dir = ipa_dictionary_dir();
+  // Arguments as an argv, so a folder with spaces stays one argument; -r /dev/null skips any
+  // mecabrc (its dictionary or user dictionaries), as sacreBLEU's ipadic arguments do.
+  std::vector<std::string> args = {"mecab", "-r", "/dev/null", "-d", dir, "-Owakati"};
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  tagger.mecab.reset(mecab_new(static_cast<int>(argv.size()), argv.data()));
+  if (!tagger.mecab) {
+    tagger.error = std::string("ja-mecab: MeCab cannot load the IPA dictionary in '") + dir +
+                   "' (" + mecab_strerror(nullptr) +
+                   "); install it with apt-get install mecab-ipadic-utf8, or point "
+                   "NMT_MECAB_DICDIR at an IPA dictionary folder";
+    return;
+  }
+  const mecab_dictionary_info_t* info = mecab_dictionary_info(tagger.mecab.get());
+  if (info == nullptr ||
+      (info->size != kIpaDictionarySize && info->size != kDebianIpaDictionarySize) ||
+      info->next != nullptr) {
+    const std::string size = info == nullptr ? "no" : std::to_string(info->size);
+    tagger.mecab.reset();
+    tagger.error = "ja-mecab: the dictionary in '" + dir + "' has " + size +
+                   " entries; sacreBLEU's ja-mecab needs the IPA dictionary (" +
+                   std::to_string(kIpaDictionarySize) +
+                   " entries, no user dictionary): apt-get install mecab-ipadic-utf8, or point "
+                   "NMT_MECAB_DICDIR at one";
+  }
+}
 
 Tagger& tagger() {
   static Tagger instance;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const std::string dir = ipa_dictionary_dir();
-    // Arguments as an argv, so a folder with spaces stays one argument; -r /dev/null skips any
-    // mecabrc (its dictionary or user dictionaries), as sacreBLEU's ipadic arguments do.
-    std::vector<std::string> args = {"mecab", "-r", "/dev/null", "-d", dir, "-Owakati"};
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    instance.mecab.reset(mecab_new(static_cast<int>(argv.size()), argv.data()));
-    if (!instance.mecab) {
-      throw Error(std::string("ja-mecab: MeCab cannot load the IPA dictionary in '") + dir + "' (" +
-                  mecab_strerror(nullptr) +
-                  "); install it with apt-get install mecab-ipadic-utf8, or point "
-                  "NMT_MECAB_DICDIR at an IPA dictionary folder");
-    }
-    const mecab_dictionary_info_t* info = mecab_dictionary_info(instance.mecab.get());
-    if (info == nullptr ||
-        (info->size != kIpaDictionarySize && info->size != kDebianIpaDictionarySize) ||
-        info->next != nullptr) {
-      const std::string size = info == nullptr ? "no" : std::to_string(info->size);
-      instance.mecab.reset();
-      throw Error("ja-mecab: the dictionary in '" + dir + "' has " + size +
-                  " entries; sacreBLEU's ja-mecab needs the IPA dictionary (" +
-                  std::to_string(kIpaDictionarySize) +
-                  " entries, no user dictionary): apt-get install mecab-ipadic-utf8, or point "
-                  "NMT_MECAB_DICDIR at one");
-    }
-  });
-  if (!instance.mecab) throw Error("ja-mecab: MeCab failed to start earlier in this process");
+  static const bool started = (start_tagger(instance), true);  // once, thread-safe
+  (void)started;
+  if (!instance.mecab) throw Error(instance.error);
   return instance;
 }
 

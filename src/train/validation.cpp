@@ -18,6 +18,7 @@ ScoringOptions validation_scoring(const Config& config) {
   ScoringOptions scoring;
   scoring.tokenize = config.train.bleu_tokenize;
   scoring.target_language = config.data.tgt_lang;
+  scoring.ter = false;  // the logs and the best checkpoint use BLEU and chrF only
   return scoring;
 }
 
