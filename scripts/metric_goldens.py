@@ -94,24 +94,20 @@ def main():
         hyps = read_lines(os.path.join(FIXTURES, lang + ".hyp"))
         refs = read_lines(os.path.join(FIXTURES, lang + ".ref"))
         assert len(hyps) == len(refs), lang
-        for tokenize in TOKENIZERS:
-            for lowercase in (False, True):
-                metric = BLEU(tokenize=tokenize, lowercase=lowercase)
-                score = metric.corpus_score(hyps, [refs])
-                goldens.append({"lang": lang, "metric": "bleu", "tokenize": tokenize,
-                                "lowercase": lowercase, "score": score.score,
-                                "signature": str(metric.get_signature())})
-        for word_order in (0, 2):
-            for lowercase in (False, True):
-                metric = CHRF(word_order=word_order, lowercase=lowercase)
-                score = metric.corpus_score(hyps, [refs])
-                goldens.append({"lang": lang, "metric": "chrf", "word_order": word_order,
-                                "lowercase": lowercase, "score": score.score,
-                                "signature": str(metric.get_signature())})
-        metric = TER()
-        score = metric.corpus_score(hyps, [refs])
-        goldens.append({"lang": lang, "metric": "ter", "score": score.score,
-                        "signature": str(metric.get_signature())})
+
+        def golden(scorer, **fields):
+            score = scorer.corpus_score(hyps, [refs]).score
+            goldens.append({"lang": lang, **fields, "score": score,
+                            "signature": str(scorer.get_signature())})
+
+        for lowercase in (False, True):
+            for tokenize in TOKENIZERS:
+                golden(BLEU(tokenize=tokenize, lowercase=lowercase), metric="bleu",
+                       tokenize=tokenize, lowercase=lowercase)
+            for word_order in (0, 2):
+                golden(CHRF(word_order=word_order, lowercase=lowercase), metric="chrf",
+                       word_order=word_order, lowercase=lowercase)
+        golden(TER(), metric="ter")
     json.dump({"sacrebleu_version": sacrebleu.__version__,
                "made_by": "SACREBLEU_SRC=<sacrebleu v" + sacrebleu.__version__ +
                           " checkout> scripts/metric_goldens.py",

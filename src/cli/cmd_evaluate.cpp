@@ -165,7 +165,6 @@ int run_evaluate(int argc, char** argv) {
   }
   if (args.count("json")) {
     write_scores_json(args["json"].as<std::string>(), results);
-    std::cout << "scores written to " << args["json"].as<std::string>() << "\n";
   }
   return 0;
 }

@@ -54,6 +54,7 @@ void write_scores_json(const std::string& path, const nlohmann::json& scores) {
   std::ofstream out(path);
   out << scores.dump(2) << "\n";
   if (!out.flush()) throw Error("cannot write " + path);
+  std::cout << "scores written to " << path << "\n";
 }
 
 }  // namespace nmt::cli

@@ -23,7 +23,7 @@ void print_scores(const MetricScores& scores);
 /// The scores and signatures as --json records carry them.
 nlohmann::json score_fields(const MetricScores& scores);
 
-/// Writes `scores` (indented) to --json's file, or an nmt::Error naming it.
+/// Writes `scores` (indented) to --json's file and says so, or an nmt::Error naming it.
 void write_scores_json(const std::string& path, const nlohmann::json& scores);
 
 }  // namespace nmt::cli

@@ -142,6 +142,14 @@ double f_score(const ChrfStats& stats) {
 
 }  // namespace
 
+void check_chrf_word_order(int word_order) {
+  if (word_order < 0 || word_order > kMaxChrfWordOrder) {
+    throw Error("chrF word order " + std::to_string(word_order) +
+                " is not valid: use 0 (chrF) to " + std::to_string(kMaxChrfWordOrder) +
+                " (2 is chrF++)");
+  }
+}
+
 std::string ChrfScore::to_string() const {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "chrF%d%s = %.2f", kBeta,
@@ -151,12 +159,7 @@ std::string ChrfScore::to_string() const {
 
 ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
                       const std::vector<std::string>& references, bool lowercase, int word_order) {
-  if (word_order < 0 || word_order > kMaxChrfWordOrder) {
-    throw Error("chrF word order " + std::to_string(word_order) +
-                " is not valid: use 0 (chrF) "
-                "to " +
-                std::to_string(kMaxChrfWordOrder) + " (2 is chrF++)");
-  }
+  check_chrf_word_order(word_order);
   if (hypotheses.size() != references.size()) {
     throw Error("corpus_chrf: " + std::to_string(hypotheses.size()) + " hypotheses but " +
                 std::to_string(references.size()) +

@@ -18,6 +18,9 @@ struct ChrfScore {
 /// The highest word order corpus_chrf takes (sacreBLEU has no limit; chrF++ is 2).
 constexpr int kMaxChrfWordOrder = 6;
 
+/// An nmt::Error naming `word_order` unless it is 0..kMaxChrfWordOrder.
+void check_chrf_word_order(int word_order);
+
 /// Corpus chrF of hypotheses against references (same size; an nmt::Error otherwise).
 /// Characters are Unicode code points; `lowercase` applies Python's str.lower() first (case:lc).
 /// `word_order` (0..kMaxChrfWordOrder, else an nmt::Error): word n-gram orders added (nw:).

@@ -9,10 +9,7 @@ BleuTokenizer ScoringOptions::bleu_tokenizer() const {
 }
 
 void ScoringOptions::check() const {
-  if (chrf_word_order < 0 || chrf_word_order > kMaxChrfWordOrder) {
-    throw Error("chrF word order " + std::to_string(chrf_word_order) + " is not valid: use 0 " +
-                "(chrF) to " + std::to_string(kMaxChrfWordOrder) + " (2 is chrF++)");
-  }
+  check_chrf_word_order(chrf_word_order);
   tokenize_for_bleu("", bleu_tokenizer());  // starts MeCab for ja-mecab, or says what is missing
 }
 
