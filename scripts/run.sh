@@ -2,7 +2,8 @@
 # The main job, from a fresh machine: set up, fetch Multi30k, train the default English→German
 # config, evaluate the average it ends with (averaged.pt: snapshots over the last
 # train.average_window of the budget; best.pt when there is none) on test_2016_flickr (and the
-# other test sets and val: EVAL_SPLITS), write results.json, plot the training curves.
+# other test sets and val: EVAL_SPLITS; a model of several pairs: each pair on the sets that
+# exist in its target language), write results.json, plot the training curves.
 # AVERAGE=N evaluates the mean of the last N step checkpoints instead.
 # Re-running continues an interrupted run (Ctrl-C saves; this script resumes).
 #
@@ -16,7 +17,7 @@ cd "$root"
 config=${CONFIG:-configs/multi30k_en_de.json}
 for arg in "$@"; do
   if [[ $arg == -h || $arg == --help ]]; then
-    sed -n '2,12s/^# \{0,1\}//p' "$0"
+    sed -n '2,13s/^# \{0,1\}//p' "$0"
     if [[ -x build/nmt ]]; then
       printf '\nExtra arguments go to `nmt train`:\n'
       build/nmt train --help
@@ -51,7 +52,33 @@ elif [[ ! -f $checkpoint ]]; then
   echo "run.sh: no averaged.pt in $run_dir (train.average_snapshots 0, or the run stopped early): evaluating best.pt"
   checkpoint=$run_dir/best.pt
 fi
-build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
-  --split "${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}" \
-  --json "$run_dir/results.json"
+splits=${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}
+# A model of several pairs (data.train entries with their own languages): every pair on the test
+# sets that exist in its target language, one results.json for all.
+mapfile -t pairs < <(build/nmt inspect "$checkpoint" | /usr/bin/python3 -c 'import json, sys
+print("\n".join(json.load(sys.stdin)["pairs"]))')
+if (( ${#pairs[@]} == 1 )); then
+  build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
+    --split "$splits" --json "$run_dir/results.json"
+else
+  data_dir=$(/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["dir"])' \
+    <<<"$resolved")
+  parts=()
+  for pair in "${pairs[@]}"; do
+    tgt=${pair#*-}
+    have=()
+    IFS=, read -ra wanted <<<"$splits"
+    for split in "${wanted[@]}"; do
+      if compgen -G "$data_dir/$split.$tgt*" >/dev/null; then have+=("$split"); fi
+    done
+    (( ${#have[@]} )) || continue
+    build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
+      --tgt-lang "$tgt" --split "$(IFS=,; echo "${have[*]}")" --json "$run_dir/results.$pair.json"
+    parts+=("$run_dir/results.$pair.json")
+  done
+  /usr/bin/python3 -c 'import json, sys
+print(json.dumps([r for f in sys.argv[2:] for r in json.load(open(f))], indent=2))' \
+    "$run_dir/results.json" "${parts[@]}" >"$run_dir/results.json.tmp"
+  mv "$run_dir/results.json.tmp" "$run_dir/results.json"
+fi
 /usr/bin/python3 scripts/plot_metrics.py "$run_dir/metrics.jsonl" || true

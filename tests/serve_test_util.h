@@ -35,8 +35,12 @@ inline const std::filesystem::path& serve_checkpoint() {
 /// The checkpoint as `nmt serve` loads it (CPU).
 inline ServedModel served_model() {
   auto loaded = load_checkpoint(serve_checkpoint(), at::kCPU);
-  ServedModel served{loaded.model, loaded.tokenizer, loaded.config, at::kCPU,
-                     serve_checkpoint().string()};
+  ServedModel served{loaded.model,
+                     loaded.tokenizer,
+                     loaded.config,
+                     at::kCPU,
+                     serve_checkpoint().string(),
+                     loaded.config.data.tgt_lang};
   return served;
 }
 

@@ -69,7 +69,7 @@ TEST(Alignment, ACopyModelAlignsTheDiagonal) {
   Config config = test::step_config(dir / "run", 1500);
   config.data.dir = data.string();
   config.data.train = {CorpusSpec::of_split("copy")};
-  config.data.valid = CorpusSpec::of_split("copyval");
+  config.data.valid = {CorpusSpec::of_split("copyval")};
   config.model.d_model = 64;
   config.model.n_heads = 1;
   config.model.positions = Positions::kSinusoidal;

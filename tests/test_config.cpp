@@ -38,7 +38,10 @@ nlohmann::json every_field_changed() {
             {"src_lang", "de"},
             {"tgt_lang", "fr"},
             {"train", {{{"src", "a.xx"}, {"tgt", "a.yy"}}, {{"split", "t"}, {"weight", 2.5}}}},
-            {"valid", {{"tsv", "v.tsv"}, {"src_column", 2}, {"tgt_column", 0}}},
+            {"valid",
+             nlohmann::json::array({{{"tsv", "v.tsv"}, {"src_column", 2}, {"tgt_column", 0}}})},
+            {"lang_tag", "target"},
+            {"sampling_temperature", 3.0},
             {"spm_model", "s.model"},
             {"spm_model_tgt", "t.model"},
             {"vocab_size", 3000},
@@ -122,7 +125,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 83u);
+  EXPECT_EQ(keys, 85u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -142,8 +145,8 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(config.data.train[0].tgt, "a.yy");
   EXPECT_EQ(config.data.train[1].split, "t");
   EXPECT_DOUBLE_EQ(config.data.train[1].weight, 2.5);
-  EXPECT_EQ(config.data.valid.kind, CorpusKind::kTsv);
-  EXPECT_EQ(config.data.valid.src_column, 2);
+  EXPECT_EQ(config.data.valid.at(0).kind, CorpusKind::kTsv);
+  EXPECT_EQ(config.data.valid.at(0).src_column, 2);
   EXPECT_EQ(config.train.init_keep, InitKeep::kOptimizer);
   EXPECT_EQ(config.decode.seed, 7);
 }

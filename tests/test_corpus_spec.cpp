@@ -45,11 +45,11 @@ TEST(CorpusSpec, ReadsEveryFormAndWritesOnlyTheNewKeys) {
   EXPECT_DOUBLE_EQ(c.data.train[1].weight, 3.0);
   EXPECT_EQ(c.data.train[2].name(), "x");
   EXPECT_EQ(c.data.train[2].src_column, 2);
-  EXPECT_EQ(c.data.valid.tgt_column, 1);
+  EXPECT_EQ(c.data.valid.at(0).tgt_column, 1);
   const json written = config_to_json(c);
   EXPECT_EQ(written["data"]["train"], config["data"]["train"]);
   EXPECT_EQ(written["data"]["valid"],
-            json({{"tsv", "v.tsv"}, {"src_column", 0}, {"tgt_column", 1}}));
+            json::array({{{"tsv", "v.tsv"}, {"src_column", 0}, {"tgt_column", 1}}}));
   EXPECT_FALSE(written["data"].contains("train_split"));
 }
 
@@ -58,7 +58,7 @@ TEST(CorpusSpec, OldKeyNamesStillLoad) {
   const Config c =
       config_from_json({{"data", {{"train_split", "t"}, {"valid_split", "v"}}}}, "old");
   EXPECT_EQ(c.data.train, std::vector<CorpusSpec>{CorpusSpec::of_split("t")});
-  EXPECT_EQ(c.data.valid, CorpusSpec::of_split("v"));
+  EXPECT_EQ(c.data.valid.at(0), CorpusSpec::of_split("v"));
   test::expect_error(
       [] {
         config_from_json({{"data", {{"train_split", "t"}, {"train", "u"}}}}, "both");
@@ -67,7 +67,7 @@ TEST(CorpusSpec, OldKeyNamesStillLoad) {
   Config set;
   apply_overrides(set, {"data.train_split=tiny", "data.valid=tiny_val"});
   EXPECT_EQ(set.data.train, std::vector<CorpusSpec>{CorpusSpec::of_split("tiny")});
-  EXPECT_EQ(set.data.valid, CorpusSpec::of_split("tiny_val"));
+  EXPECT_EQ(set.data.valid.at(0), CorpusSpec::of_split("tiny_val"));
 }
 
 TEST(CorpusSpec, SetTakesSplitNamesListsAndJson) {
@@ -81,7 +81,7 @@ TEST(CorpusSpec, SetTakesSplitNamesListsAndJson) {
   EXPECT_EQ(c.data.train[0].src, "a b.xx");
   EXPECT_DOUBLE_EQ(c.data.train[1].weight, 0.5);
   apply_overrides(c, {R"(data.valid={"tsv": "v.tsv", "src_column": 1, "tgt_column": 0})"});
-  EXPECT_EQ(c.data.valid.kind, CorpusKind::kTsv);
+  EXPECT_EQ(c.data.valid.at(0).kind, CorpusKind::kTsv);
   test::expect_error([&] { apply_overrides(c, {R"(data.valid={"src": "a"})"}); },
                      "is not a corpus");
   test::expect_error([&] { apply_overrides(c, {R"(data.valid={"split": "v", "weight": 2})"}); },

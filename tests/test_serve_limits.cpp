@@ -98,6 +98,27 @@ TEST(ServeLimits, EachBadRequestGetsItsStatusAndNamesTheField) {
   EXPECT_EQ(info["vocabulary"]["source"], test::fixture_tokenizer().src_vocab_size());
   EXPECT_EQ(info["decode"]["beam"], 1);
   EXPECT_EQ(info["checkpoint"], test::serve_checkpoint().string());
+  EXPECT_EQ(info["languages"]["pairs"], json::array({"en-de"}));
+  // "tgt_lang": the model's own target translates; another is a 400, never output.
+  const auto own =
+      client.Post("/translate", R"({"text": "a dog .", "tgt_lang": "de"})", "application/json");
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->status, 200) << own->body;
+  const auto other =
+      client.Post("/translate", R"({"text": "a dog .", "tgt_lang": "fr"})", "application/json");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 400);
+  EXPECT_NE(other->body.find("not trained to translate into 'fr'; its pairs are en-de"),
+            std::string::npos)
+      << other->body;
+  const auto wrong =
+      client.Post("/translate", R"({"text": "a dog .", "tgt_lang": 7})", "application/json");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 400);
+  EXPECT_NE(json::parse(wrong->body)["error"].get<std::string>().find(
+                "\"tgt_lang\" must be a language code string"),
+            std::string::npos)
+      << wrong->body;
 }
 
 TEST(ServeLimits, FullQueueAnswers503) {

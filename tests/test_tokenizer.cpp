@@ -22,7 +22,7 @@ DataConfig fixture_config(const std::string& type, bool joint) {
   DataConfig data;
   data.dir = kFixtures.string();
   data.train = {CorpusSpec::of_split("tiny")};
-  data.valid = CorpusSpec::of_split("tiny_val");
+  data.valid = {CorpusSpec::of_split("tiny_val")};
   data.vocab_type = require_choice<VocabType>("type", type);
   data.joint_vocab = joint;
   data.vocab_size = joint ? 200 : 120;

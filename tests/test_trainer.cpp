@@ -227,7 +227,7 @@ TEST(Trainer, OverfitsATinyCorpusUntilGreedyReproducesTheTargets) {
   Config config = test::tiny_config(dir / "run");
   config.data.dir = (dir / "data").string();
   config.data.train = {CorpusSpec::of_split("over")};
-  config.data.valid = CorpusSpec::of_split("over");
+  config.data.valid = {CorpusSpec::of_split("over")};
   config.model.d_model = 64;
   config.model.d_ff = 128;
   config.model.dropout = config.model.attention_dropout = 0.0;

@@ -203,7 +203,7 @@ TEST(TrainerLoop, AccumulatingTwoBatchesEqualsOneBatchOfTwiceTheSize) {
   Config one = test::tiny_config(dir / "one");
   one.data.dir = (dir / "data").string();
   one.data.train = {CorpusSpec::of_split("part")};
-  one.data.valid = CorpusSpec::of_split("part");
+  one.data.valid = {CorpusSpec::of_split("part")};
   one.data.batch_tokens = 100000;
   one.model.dropout = one.model.attention_dropout = 0.0;
   one.train.max_epochs = 4;

@@ -77,7 +77,7 @@ inline Config tiny_config(const std::filesystem::path& run_dir) {
   c.model.max_len = 64;
   c.data.dir = NMT_FIXTURES_DIR;
   c.data.train = {CorpusSpec::of_split("tiny")};
-  c.data.valid = CorpusSpec::of_split("tiny_val");
+  c.data.valid = {CorpusSpec::of_split("tiny_val")};
   c.data.vocab_size = 150;
   c.data.max_len = 63;  // model.max_len - 1 (eos/bos)
   c.data.batch_tokens = 400;

@@ -59,10 +59,9 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
 /// One test set's scores as written by --json (read by scripts/results_table.py).
 nlohmann::json score_record(const EvaluationReport& report, const TestSet& set,
                             const DecodeSession& session) {
-  const Config& config = session.loaded.config;
   const DecodeConfig& decode = session.translator->config();
   nlohmann::json record = {{"test_set", set.name},
-                           {"direction", config.data.src_lang + "-" + config.data.tgt_lang},
+                           {"direction", set.corpus.src_lang + "-" + set.corpus.tgt_lang},
                            {"checkpoint", checkpoint_names(session)},
                            {"step", session.loaded.state.step},
                            {"beam", decode.beam},
@@ -124,12 +123,16 @@ int run_evaluate(int argc, char** argv) {
   session.translator->set_stop(&interrupted);
   session.translator->set_workers(decoding_workers(args, session.device));
   const Config& config = session.loaded.config;
-  const ScoringOptions scoring = scoring_from_args(args, config.data.tgt_lang);
-  const std::vector<TestSet> sets = test_sets(args, "ref");
-  for (const auto& set : sets) {  // a missing split is reported before any decoding
+  const LanguagePair pair = require_pair(session);
+  const ScoringOptions scoring = scoring_from_args(args, pair.tgt);
+  std::vector<TestSet> sets = test_sets(args, "ref");
+  for (auto& set : sets) {  // a missing split is reported before any decoding
+    // A test corpus without its own languages is read in the session's pair.
+    if (set.corpus.src_lang.empty()) set.corpus.src_lang = pair.src;
+    if (set.corpus.tgt_lang.empty()) set.corpus.tgt_lang = pair.tgt;
     if (set.corpus.kind != CorpusKind::kSplit) continue;
-    split_file(config.data.dir, set.corpus.split, config.data.src_lang);
-    split_file(config.data.dir, set.corpus.split, config.data.tgt_lang);
+    split_file(config.data.dir, set.corpus.split, set.corpus.src_lang);
+    split_file(config.data.dir, set.corpus.split, set.corpus.tgt_lang);
   }
   const fs::path hyp_dir = args.count("hyp-dir") ? fs::path(args["hyp-dir"].as<std::string>())
                                                  : session.checkpoint.parent_path();
@@ -145,12 +148,12 @@ int run_evaluate(int argc, char** argv) {
                 checkpoint_names(session).c_str(),
                 static_cast<long long>(session.loaded.state.step),
                 describe_device(session.device).c_str(), set.name.c_str(), text.size(),
-                config.data.src_lang.c_str(), config.data.tgt_lang.c_str());
+                set.corpus.src_lang.c_str(), set.corpus.tgt_lang.c_str());
     std::fflush(stdout);
     const auto report = evaluate_parallel(*session.translator, text, scoring);
     const fs::path hyp_file = args.count("output")
                                   ? fs::path(args["output"].as<std::string>())
-                                  : hyp_dir / ("hyp." + set.name + "." + config.data.tgt_lang);
+                                  : hyp_dir / ("hyp." + set.name + "." + set.corpus.tgt_lang);
     if (report.interrupted) {
       write_lines(hyp_file, report.hypotheses);
       std::cerr << "interrupted: " << set.name << " not scored; the first "

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/error.h"
+#include "core/languages.h"
 #include "train/checkpoint.h"
 
 namespace nmt::cli {
@@ -33,7 +34,8 @@ int run_inspect(int argc, char** argv) {
   cxxopts::Options options(
       argv[0],
       "Load a checkpoint (file or run directory) and print its training state as JSON: step, "
-      "epoch, best metric and step, parameter count.\n\n"
+      "epoch, best metric and step, parameter count, the language pairs it translates and where "
+      "its language tags go (data.lang_tag).\n\n"
       "  nmt inspect checkpoints/multi30k_en_de/last.pt\n"
       "  nmt inspect a.pt --weights-out a.bin && nmt inspect b.pt --weights-out b.bin && "
       "cmp a.bin b.bin\n");
@@ -61,6 +63,10 @@ int run_inspect(int argc, char** argv) {
       {"best_step", s.best_step},
       {"best_metric", std::isnan(s.best_metric) ? nlohmann::json() : nlohmann::json(s.best_metric)},
       {"parameters", parameters}};
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& pair : trained_pairs(loaded.config.data)) pairs.push_back(pair.name());
+  info["pairs"] = pairs;
+  info["lang_tag"] = choice_name(loaded.config.data.lang_tag);
   std::cout << info.dump() << "\n";
   if (args.count("weights-out")) dump_weights(loaded.model, args["weights-out"].as<std::string>());
   return 0;

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/languages.h"
 #include "data/batching.h"
 #include "data/dataset.h"
 #include "data/encoded_corpus.h"
@@ -74,14 +75,16 @@ int run_prepare(int argc, char** argv) {
   print_tokenizer(tokenizer, data, run_dir, tokenizer_report, tokenizer_s);
 
   EncodedCorpusReport corpus_report;
-  const TrainCorpus train = prepare_encoded_corpus(data, tokenizer, run_dir, &corpus_report);
+  TrainCorpus train = prepare_encoded_corpus(data, tokenizer, run_dir, &corpus_report);
   std::printf("encoded training corpus: %s %s (%.1f MB) [%.2f s]%s%s\n",
               corpus_report.built ? "wrote" : "mapped", corpus_report.file.string().c_str(),
               static_cast<double>(corpus_report.bytes) / 1e6, corpus_report.seconds,
               corpus_report.built ? " because " : "", corpus_report.reason.c_str());
   const std::string name = data.train.size() == 1 ? data.train[0].name() : "train";
-  std::cout << describe_parts(name + " (" + data.src_lang + "->" + data.tgt_lang + ")", train.parts,
+  std::cout << describe_parts(name + " (" + describe_pairs(trained_pairs(data)) + ")", train.parts,
                               train.stats);
+  const std::string shares = apply_sampling_temperature(data, train.parts);
+  if (!shares.empty()) std::cout << shares << "\n";
   start = Clock::now();
   std::vector<size_t> mix;  // epoch 1's rows: the weighted mix, if any
   if (mixes(train.parts)) {
@@ -94,20 +97,27 @@ int run_prepare(int argc, char** argv) {
   print_batches("epoch 1", epoch, batches, data.batch_tokens);
 
   start = Clock::now();
-  const EncodedSplit valid = load_corpus(data, data.valid, tokenizer);
+  std::string valid_names;
+  for (const auto& corpus : corpora_per_pair(data, data.valid)) {
+    const EncodedSplit valid = load_corpus(data, corpus, tokenizer);
+    const std::string valid_name =
+        corpus.name() + (multilingual(data) ? "." + corpus_pair(data, corpus).name() : "");
+    valid_names += (valid_names.empty() ? "" : ", ") + name;
+    std::cout << describe(name, valid.stats);
+    const PairStore valid_pairs = PairStore::from_examples(valid.examples);
+    print_batches("sorted", PairsView(valid_pairs),
+                  make_sorted_batches(PairsView(valid_pairs), data.batch_tokens),
+                  data.batch_tokens);
+  }
   const double valid_s = seconds_since(start);
-  std::cout << describe(data.valid.name(), valid.stats);
-  const PairStore valid_pairs = PairStore::from_examples(valid.examples);
-  print_batches("sorted", PairsView(valid_pairs),
-                make_sorted_batches(PairsView(valid_pairs), data.batch_tokens), data.batch_tokens);
 
   std::printf(
       "timings: tokenizer %.2f s (reading and sampling %.2f s, SentencePiece training %.2f s), "
       "training corpus %.2f s (%s), %s %.2f s, batching %.3f s\n",
       tokenizer_s, tokenizer_report.read_seconds, tokenizer_report.train_seconds,
       corpus_report.seconds,
-      corpus_report.built ? "read, encoded and written" : "checked and mapped",
-      data.valid.name().c_str(), valid_s, batch_s);
+      corpus_report.built ? "read, encoded and written" : "checked and mapped", valid_names.c_str(),
+      valid_s, batch_s);
   return 0;
 }
 

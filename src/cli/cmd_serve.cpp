@@ -102,8 +102,8 @@ int run_serve(int argc, char** argv) {
   // OpenMP's thread count is per thread: the decoding threads share the one --threads set here.
   const int64_t workers = serve_options.batching.workers = decoding_workers(args, session.device);
   serve_options.batching.threads = std::max<int64_t>(1, at::get_num_threads() / workers);
-  ServedModel served{session.models, session.loaded.tokenizer, session.loaded.config,
-                     session.device, checkpoint_names(session)};
+  ServedModel served{session.models, session.loaded.tokenizer,  session.loaded.config,
+                     session.device, checkpoint_names(session), session.pair.tgt};
   served.config.decode = session.translator->config();
   const auto search = describe_search(served.config.decode);
   TranslationServer server(std::move(served), serve_options);

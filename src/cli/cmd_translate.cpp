@@ -361,6 +361,7 @@ int run_translate(int argc, char** argv) {
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args);
+  require_pair(session);  // a model of several target languages needs --tgt-lang
   Translator& translator = *session.translator;
   translator.set_workers(decoding_workers(args, session.device));
   std::optional<AttentionOptions> attention;

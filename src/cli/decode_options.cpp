@@ -98,6 +98,9 @@ void add_decode_options(cxxopts::Options& options) {
       ("epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
        cxxopts::value<double>(), "E")
       ("seed", "sampling seed", cxxopts::value<int64_t>(), "S")
+      ("tgt-lang", "target language of a model trained on several pairs (nmt inspect lists "
+       "them); a bilingual model accepts its own target only", cxxopts::value<std::string>(),
+       "LANG")
       ("quantization", "CPU decoding with int8 linear layers: none | int8 "
        "(decode.quantization)", cxxopts::value<std::string>(), "Q");
   // clang-format on
@@ -189,7 +192,8 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   DecodeSession session{paths.front(), load_checkpoint(paths.front(), device),
                         device,        nullptr,
                         nullptr,       "float weights",
-                        paths,         Ensemble(Seq2Seq{nullptr})};
+                        paths,         Ensemble(Seq2Seq{nullptr}),
+                        LanguagePair{}};
   std::vector<Seq2Seq> members = {session.loaded.model};
   for (size_t i = 1; i < paths.size(); ++i) {
     auto member = load_checkpoint(paths[i], device);
@@ -209,7 +213,20 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   session.models = Ensemble(std::move(members));
   session.translator =
       std::make_unique<Translator>(session.models, session.loaded.tokenizer, decode, device);
+  // The target language: --tgt-lang, or the model's only one; a model of several targets
+  // without --tgt-lang leaves it to require_pair (translate, evaluate) or each request (serve).
+  const DataConfig& data = session.loaded.config.data;
+  const std::string wanted = args.count("tgt-lang") ? args["tgt-lang"].as<std::string>() : "";
+  if (!wanted.empty() || target_languages(data).size() == 1) {
+    session.pair = resolve_pair(data, wanted, "--tgt-lang");
+  }
+  session.translator->set_language(LanguageTags(data, session.loaded.tokenizer), session.pair.tgt);
   return session;
+}
+
+const LanguagePair& require_pair(const DecodeSession& session) {
+  if (session.pair.tgt.empty()) resolve_pair(session.loaded.config.data, "", "--tgt-lang");
+  return session.pair;
 }
 
 }  // namespace nmt::cli

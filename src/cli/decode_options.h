@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/languages.h"
 #include "core/precision.h"
 #include "decode/translator.h"
 #include "train/checkpoint.h"
@@ -22,7 +23,7 @@ void add_model_options(cxxopts::Options& options);
 
 /// add_model_options, and the decoding options --beam, --nbest,
 /// --length-penalty, --max-len, --batch-tokens, --early-stopping, --mbr, --mbr-metric, --sample,
-/// --epsilon, --seed.
+/// --epsilon, --seed, --tgt-lang.
 void add_decode_options(cxxopts::Options& options);
 
 /// Adds --workers to `group` (translate, evaluate, serve).
@@ -60,7 +61,14 @@ struct DecodeSession {
   std::string weights = "float weights";  ///< or what --quantization int8 did (for reports)
   std::vector<std::filesystem::path> checkpoints;  ///< every member's file, in order
   Ensemble models{Seq2Seq{nullptr}};               ///< the model, or the ensemble
+  /// The pair it translates (--tgt-lang, or the model's only target); empty for a model of
+  /// several targets when --tgt-lang was not given.
+  LanguagePair pair;
 };
+
+/// The session's pair; an nmt::Error listing the model's pairs when it has several targets and
+/// --tgt-lang chose none.
+const LanguagePair& require_pair(const DecodeSession& session);
 
 /// The session's checkpoint file(s), comma-separated as --checkpoint takes them (for reports).
 std::string checkpoint_names(const DecodeSession& session);

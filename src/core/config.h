@@ -33,6 +33,7 @@ enum class Metric { kBleu, kLoss };                                 ///< bleu | 
 enum class MbrMetric { kBleu, kChrf };                              ///< bleu | chrf
 enum class InitKeep { kNone, kOptimizer };                          ///< none | optimizer
 enum class Quantization { kNone, kInt8 };                           ///< none | int8
+enum class LangTag { kNone, kSource, kTarget };                     ///< none | source | target
 
 template <>
 struct ChoiceNames<Activation> {
@@ -88,6 +89,11 @@ struct ChoiceNames<Quantization> {
                                                                    {Quantization::kInt8, "int8"}};
 };
 template <>
+struct ChoiceNames<LangTag> {
+  static constexpr std::pair<LangTag, const char*> names[] = {
+      {LangTag::kNone, "none"}, {LangTag::kSource, "source"}, {LangTag::kTarget, "target"}};
+};
+template <>
 struct ChoiceNames<MbrMetric> {
   static constexpr std::pair<MbrMetric, const char*> names[] = {{MbrMetric::kBleu, "bleu"},
                                                                 {MbrMetric::kChrf, "chrf"}};
@@ -132,8 +138,11 @@ struct ModelConfig {
 /// SentencePiece models) are taken from the working directory.
 struct DataConfig {
   std::string dir = "data/multi30k";  ///< folder of the split corpora: <split>.<lang>[.gz] files
-  /// source language: any code of 1-32 characters from [A-Za-z0-9_-] (en, pt-BR, ja); it only
-  /// names files (<split>.<lang>, spm.<lang>.model), never selects behaviour
+  /// source language: any code of 1-32 characters from [A-Za-z0-9_-] (en, pt-BR, ja); it names
+  /// files (<split>.<lang>, spm.<lang>.model) and, for a Chinese or Japanese target, picks the
+  /// BLEU tokenizer (train.bleu_tokenize auto). A data.train/data.valid entry's own "src_lang" /
+  /// "tgt_lang" override these two for that corpus: several pairs in one model
+  /// (docs/multilingual.md)
   std::string src_lang = "en";
   std::string tgt_lang = "de";  ///< target language; swap the two for the other direction
   /// Training corpora, each a split name of data.dir, {"src": PATH, "tgt": PATH} (two aligned
@@ -142,8 +151,20 @@ struct DataConfig {
   /// of each, then the rest drawn without repetition by a generator seeded from (data.seed,
   /// epoch) (docs/training.md). One string or object is a list of one. Old name: train_split.
   std::vector<CorpusSpec> train = {CorpusSpec::of_split("train")};
-  /// Validation corpus, any one of the forms of data.train (no weight). Old name: valid_split.
-  CorpusSpec valid = CorpusSpec::of_split("val");
+  /// Validation corpora, in any of the forms of data.train (no weight). An entry without its
+  /// own languages in a run of several pairs is a split validated in every pair (a "val" split
+  /// means val.en/val.de, val.en/val.fr, ...). Every pair trained needs one. Old name:
+  /// valid_split.
+  std::vector<CorpusSpec> valid = {CorpusSpec::of_split("val")};
+  /// Where a model of several target languages is told which one to produce: none (one target
+  /// language) | source (a "<2xx>" token before the source: Johnson et al. 2017) | target (the
+  /// target starts with "<2xx>", forced when decoding). The tags are user-defined SentencePiece
+  /// symbols of the run's tokenizer.
+  LangTag lang_tag = LangTag::kNone;
+  /// Sampling across language pairs (data.train entries with their own languages): pair p of
+  /// n_p pairs per epoch (after the corpus weights) gets a share proportional to n_p^(1/T);
+  /// 1 = as the data is, 5 = close to uniform. The tokenizer's sample is balanced the same way.
+  double sampling_temperature = 1.0;
   /// An existing SentencePiece model to reuse instead of training one (copied into the run
   /// directory); its pad/unk/bos/eos ids must be 0/1/2/3. Joint unless spm_model_tgt is given.
   std::string spm_model;
@@ -181,7 +202,8 @@ struct DataConfig {
   template <class F>
   void fields(F&& f) {
     f("dir", dir), f("src_lang", src_lang), f("tgt_lang", tgt_lang);
-    f("train", train), f("valid", valid), f("spm_model", spm_model);
+    f("train", train), f("valid", valid), f("lang_tag", lang_tag);
+    f("sampling_temperature", sampling_temperature), f("spm_model", spm_model);
     f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size);
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
     f("character_coverage", character_coverage), f("spm_sentences", spm_sentences);

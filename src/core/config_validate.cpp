@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/languages.h"
 
 // Range checks of the typed config (config.cpp reads and writes it).
 
@@ -91,10 +92,28 @@ void DataConfig::validate() const {
                 "': the two sides need different codes (they name the files)");
   }
   if (train.empty()) throw Error("data.train is empty: name at least one training corpus");
-  for (size_t i = 0; i < train.size(); ++i)
+  for (size_t i = 0; i < train.size(); ++i) {
     train[i].validate("data.train[" + std::to_string(i) + "]");
-  valid.validate("data.valid");
-  if (valid.weight != 1.0) throw Error("data.valid: a weight applies to data.train corpora only");
+  }
+  if (valid.empty()) throw Error("data.valid is empty: name at least one validation corpus");
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const std::string key =
+        valid.size() == 1 ? "data.valid" : "data.valid[" + std::to_string(i) + "]";
+    valid[i].validate(key);
+    if (valid[i].weight != 1.0) throw Error(key + ": a weight applies to data.train corpora only");
+  }
+  for (const auto* list : {&train, &valid}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string key =
+          std::string(list == &train ? "data.train[" : "data.valid[") + std::to_string(i) + "]";
+      if (!(*list)[i].src_lang.empty())
+        check_language((key + ".src_lang").c_str(), (*list)[i].src_lang);
+      if (!(*list)[i].tgt_lang.empty())
+        check_language((key + ".tgt_lang").c_str(), (*list)[i].tgt_lang);
+    }
+  }
+  check_range("data.sampling_temperature", sampling_temperature, 0.1, 100.0);
+  check_languages(*this);
   check_spm_models(*this);
   check_range("data.vocab_size", vocab_size, 16, 1000000);
   check_range("data.character_coverage", character_coverage, 0.9, 1.0);

@@ -37,7 +37,7 @@ CorpusKind kind_of(const json& object, const std::string& where) {
     throw Error(where + ": " + object.dump() +
                 " is not a corpus: give {\"split\": NAME}, {\"src\": PATH, \"tgt\": PATH} or "
                 "{\"tsv\": PATH, \"src_column\": 0, \"tgt_column\": 1} (optionally with "
-                "\"weight\")");
+                "\"weight\", \"src_lang\", \"tgt_lang\")");
   }
   if (object.contains("split")) return CorpusKind::kSplit;
   return object.contains("src") ? CorpusKind::kFiles : CorpusKind::kTsv;
@@ -46,7 +46,8 @@ CorpusKind kind_of(const json& object, const std::string& where) {
 void check_keys(const json& object, CorpusKind kind, const std::string& where) {
   for (const auto& [key, value] : object.items()) {
     const bool known =
-        key == "weight" || (kind == CorpusKind::kSplit && key == "split") ||
+        key == "weight" || key == "src_lang" || key == "tgt_lang" ||
+        (kind == CorpusKind::kSplit && key == "split") ||
         (kind == CorpusKind::kFiles && (key == "src" || key == "tgt")) ||
         (kind == CorpusKind::kTsv && (key == "tsv" || key == "src_column" || key == "tgt_column"));
     if (!known) throw Error(where + ": unknown key '" + key + "' in corpus " + object.dump());
@@ -72,6 +73,15 @@ CorpusSpec from_object(const json& object, const std::string& where) {
       throw Error(where + ".weight: expected a number, got " + object.at("weight").dump());
     }
     spec.weight = object.at("weight").get<double>();
+  }
+  for (const auto& [key, field] : {std::pair<const char*, std::string*>{"src_lang", &spec.src_lang},
+                                   {"tgt_lang", &spec.tgt_lang}}) {
+    if (!object.contains(key)) continue;
+    if (!object.at(key).is_string()) {
+      throw Error(where + "." + key + ": expected a language code string, got " +
+                  object.at(key).dump());
+    }
+    *field = object.at(key).get<std::string>();
   }
   return spec;
 }
@@ -104,6 +114,13 @@ std::string CorpusSpec::name() const {
 }
 
 std::string CorpusSpec::describe() const {
+  if (!src_lang.empty() || !tgt_lang.empty()) {
+    CorpusSpec plain = *this;
+    plain.src_lang.clear();
+    plain.tgt_lang.clear();
+    return plain.describe() + " (" + (src_lang.empty() ? "data.src_lang" : src_lang) + "->" +
+           (tgt_lang.empty() ? "data.tgt_lang" : tgt_lang) + ")";
+  }
   switch (kind) {
     case CorpusKind::kSplit:
       return "split '" + split + "'";
@@ -139,7 +156,7 @@ void CorpusSpec::validate(const std::string& key) const {
 bool CorpusSpec::operator==(const CorpusSpec& other) const {
   return kind == other.kind && split == other.split && src == other.src && tgt == other.tgt &&
          tsv == other.tsv && src_column == other.src_column && tgt_column == other.tgt_column &&
-         weight == other.weight;
+         weight == other.weight && src_lang == other.src_lang && tgt_lang == other.tgt_lang;
 }
 
 CorpusSpec corpus_from_json(const json& value, const std::string& where) {
@@ -153,7 +170,7 @@ json corpus_to_json(const CorpusSpec& spec) {
   json object;
   switch (spec.kind) {
     case CorpusKind::kSplit:
-      if (spec.weight == 1.0) return spec.split;
+      if (spec.weight == 1.0 && spec.src_lang.empty() && spec.tgt_lang.empty()) return spec.split;
       object = {{"split", spec.split}};
       break;
     case CorpusKind::kFiles:
@@ -165,6 +182,8 @@ json corpus_to_json(const CorpusSpec& spec) {
       break;
   }
   if (spec.weight != 1.0) object["weight"] = spec.weight;
+  if (!spec.src_lang.empty()) object["src_lang"] = spec.src_lang;
+  if (!spec.tgt_lang.empty()) object["tgt_lang"] = spec.tgt_lang;
   return object;
 }
 

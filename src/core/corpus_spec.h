@@ -14,7 +14,9 @@ enum class CorpusKind { kSplit, kFiles, kTsv };
 /// One parallel corpus as a config names it (data.train, data.valid, train.monitor_splits,
 /// nmt evaluate --corpus). In JSON: a split name ("train"), {"src": PATH, "tgt": PATH}, or
 /// {"tsv": PATH, "src_column": 0, "tgt_column": 1}; an object may add "weight" (data.train
-/// only) and a split may be written {"split": NAME, "weight": W}. Relative paths are taken from
+/// only) and "src_lang" / "tgt_lang" (its direction, when it differs from data.src_lang /
+/// data.tgt_lang: several pairs in one model, docs/multilingual.md), and a split may be written
+/// {"split": NAME, "weight": W}. Relative paths are taken from
 /// the working directory, as data.dir is. Files are plain or gzip (recognised by content).
 struct CorpusSpec {
   CorpusKind kind = CorpusKind::kSplit;
@@ -27,13 +29,15 @@ struct CorpusSpec {
   /// data.train only: this corpus contributes round(weight x its pairs) pairs per epoch
   /// (data/mixing.h); 1 = each pair once.
   double weight = 1.0;
+  std::string src_lang;  ///< its source language; empty = data.src_lang
+  std::string tgt_lang;  ///< its target language; empty = data.tgt_lang
 
   static CorpusSpec of_split(const std::string& name);
   /// A short name for logs and metrics keys: the split, or the (first) file's name without
   /// ".gz" and its last extension ("corpus.ja.gz" -> "corpus").
   std::string name() const;
   /// What it is, for messages: "split 'train'", "files 'a.ja', 'a.en'", "tsv 'x.tsv' (columns
-  /// 0, 1)".
+  /// 0, 1)"; with " (en->fr)" when it names its languages.
   std::string describe() const;
   /// Throws nmt::Error naming `key` when a field is out of range.
   void validate(const std::string& key) const;

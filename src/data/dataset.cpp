@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "data/corpus.h"
+#include "data/language_tags.h"
 
 namespace nmt {
 namespace {
@@ -71,6 +72,8 @@ EncodedSplit load_corpora(const DataConfig& data, const std::vector<CorpusSpec>&
 EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
                          const Tokenizer& tokenizer, bool filter_long) {
   ParallelText text = read_corpus(data, corpus);
+  const LanguageTags tags(data, tokenizer);
+  const std::string tgt_lang = corpus_pair(data, corpus).tgt;
   EncodedSplit out;
   out.stats.read = text.size();
   for (size_t i = 0; i < text.size(); ++i) {
@@ -88,6 +91,12 @@ EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
     }
     out.stats.src_tokens += static_cast<int64_t>(example.src.size());
     out.stats.tgt_tokens += static_cast<int64_t>(example.tgt.size());
+    if (tags.active()) {
+      const std::string where = corpus.describe() + " pair " + std::to_string(i + 1);
+      tags.check_text(example.src, where);
+      tags.check_text(example.tgt, where);
+      tags.apply(example, tgt_lang);
+    }
     out.examples.push_back(std::move(example));
     out.src_text.push_back(std::move(src));
     out.tgt_text.push_back(std::move(tgt));
@@ -104,12 +113,24 @@ std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit&
   const auto seed = static_cast<uint32_t>(epoch_generator(data.seed, epoch, 0x5eb3)());
   std::vector<Example> examples(split.examples.size());
   const auto limit = static_cast<size_t>(data.max_len);
+  const LanguageTags tags(data, tokenizer);
+  // The target language of each part (one per data.train corpus), for its tags.
+  std::vector<std::string> part_lang(split.parts.size(), data.tgt_lang);
+  for (size_t p = 0; p < split.parts.size() && p < data.train.size(); ++p) {
+    part_lang[p] = corpus_pair(data, data.train[p]).tgt;
+  }
   Tokenizer::with_sampling_seed(seed, [&] {
-    for (size_t i = 0; i < examples.size(); ++i) {
-      auto src = tokenizer.sample_src(split.src_text[i], data.subword_nbest, data.subword_alpha);
-      auto tgt = tokenizer.sample_tgt(split.tgt_text[i], data.subword_nbest, data.subword_alpha);
-      examples[i].src = src.size() <= limit ? std::move(src) : split.examples[i].src;
-      examples[i].tgt = tgt.size() <= limit ? std::move(tgt) : split.examples[i].tgt;
+    for (size_t p = 0; p < split.parts.size(); ++p) {
+      for (size_t i = split.parts[p].begin; i < split.parts[p].end; ++i) {
+        auto src = tokenizer.sample_src(split.src_text[i], data.subword_nbest, data.subword_alpha);
+        auto tgt = tokenizer.sample_tgt(split.tgt_text[i], data.subword_nbest, data.subword_alpha);
+        const bool src_fits = src.size() <= limit, tgt_fits = tgt.size() <= limit;
+        Example sampled{std::move(src), std::move(tgt)};
+        tags.apply(sampled, part_lang[p]);
+        // A side too long keeps the best segmentation (tagged as it was).
+        examples[i].src = src_fits ? std::move(sampled.src) : split.examples[i].src;
+        examples[i].tgt = tgt_fits ? std::move(sampled.tgt) : split.examples[i].tgt;
+      }
     }
   });
   return examples;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "data/language_tags.h"
 #include "data/line_reader.h"
 
 namespace nmt {
@@ -39,9 +40,10 @@ void encode_chunk(std::vector<PairToEncode>& chunk, const Tokenizer& tokenizer, 
 }
 
 /// Filters the encoded `chunk` as load_corpus does and adds the pairs it keeps to `builder`.
-void keep_encoded(const std::vector<PairToEncode>& chunk, size_t max_len, FilterStats& stats,
+void keep_encoded(std::vector<PairToEncode>& chunk, size_t max_len, const LanguageTags& tags,
+                  const std::string& tgt_lang, const std::string& what, FilterStats& stats,
                   PairStoreBuilder& builder) {
-  for (const auto& pair : chunk) {
+  for (auto& pair : chunk) {
     ++stats.read;
     if (pair.src.empty() || pair.tgt.empty()) {
       ++stats.empty;
@@ -53,6 +55,12 @@ void keep_encoded(const std::vector<PairToEncode>& chunk, size_t max_len, Filter
     }
     stats.src_tokens += static_cast<int64_t>(pair.ids.src.size());
     stats.tgt_tokens += static_cast<int64_t>(pair.ids.tgt.size());
+    if (tags.active()) {
+      const std::string where = what + " pair " + std::to_string(stats.read);
+      tags.check_text(pair.ids.src, where);
+      tags.check_text(pair.ids.tgt, where);
+      tags.apply(pair.ids, tgt_lang);
+    }
     builder.add(pair.ids.src, pair.ids.tgt);
   }
 }
@@ -65,6 +73,7 @@ TrainCorpus encode_corpora(const DataConfig& data, const std::vector<CorpusSpec>
       id_bytes_for(std::max(tokenizer.src_vocab_size(), tokenizer.tgt_vocab_size())));
   const size_t threads = std::max(1u, std::thread::hardware_concurrency());
   TrainCorpus out;
+  const LanguageTags tags(data, tokenizer);
   std::vector<PairToEncode> chunk;
   std::string src, tgt;
   for (const auto& corpus : corpora) {
@@ -77,7 +86,8 @@ TrainCorpus encode_corpora(const DataConfig& data, const std::vector<CorpusSpec>
         chunk.push_back({trim_sentence(src), trim_sentence(tgt), {}});
       }
       encode_chunk(chunk, tokenizer, threads);
-      keep_encoded(chunk, static_cast<size_t>(data.max_len), stats, builder);
+      keep_encoded(chunk, static_cast<size_t>(data.max_len), tags, corpus_pair(data, corpus).tgt,
+                   corpus.describe(), stats, builder);
     }
     stats.kept = builder.size() - begin;
     check_corpus_not_empty(corpus, stats);

@@ -74,9 +74,12 @@ json corpus_made_from(const DataConfig& data, const Tokenizer& tokenizer) {
     corpora.push_back({{"corpus", corpus.describe()}, {"files", files}});
   }
   const int64_t vocab = std::max(tokenizer.src_vocab_size(), tokenizer.tgt_vocab_size());
-  return {{"data.src_lang", data.src_lang},  {"data.tgt_lang", data.tgt_lang},
-          {"data.max_len", data.max_len},    {"tokenizer crc32", tokenizer_crc(tokenizer)},
-          {"id bytes", id_bytes_for(vocab)}, {"corpora", corpora}};
+  json made = {{"data.src_lang", data.src_lang},  {"data.tgt_lang", data.tgt_lang},
+               {"data.max_len", data.max_len},    {"tokenizer crc32", tokenizer_crc(tokenizer)},
+               {"id bytes", id_bytes_for(vocab)}, {"corpora", corpora}};
+  // Tags change the encoded pairs; a file from before they existed stays valid without them.
+  if (data.lang_tag != LangTag::kNone) made["data.lang_tag"] = choice_name(data.lang_tag);
+  return made;
 }
 
 /// The first difference between two made_from records, in words ("" when equal).

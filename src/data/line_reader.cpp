@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/languages.h"
 #include "data/corpus.h"
 
 namespace nmt {
@@ -181,8 +182,9 @@ std::vector<fs::path> corpus_files(const DataConfig& data, const CorpusSpec& cor
     case CorpusKind::kSplit:
       break;
   }
-  return {split_file(data.dir, corpus.split, data.src_lang),
-          split_file(data.dir, corpus.split, data.tgt_lang)};
+  const LanguagePair pair = corpus_pair(data, corpus);
+  return {split_file(data.dir, corpus.split, pair.src),
+          split_file(data.dir, corpus.split, pair.tgt)};
 }
 
 }  // namespace nmt

@@ -2,13 +2,45 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/languages.h"
 #include "data/batching.h"
 
 namespace nmt {
+
+std::string apply_sampling_temperature(const DataConfig& data, std::vector<CorpusPart>& parts) {
+  const auto pairs = trained_pairs(data);
+  if (data.sampling_temperature == 1.0 || pairs.size() < 2) return "";
+  if (parts.size() != data.train.size()) {
+    throw Error("sampling temperature: " + std::to_string(parts.size()) + " corpus parts for " +
+                std::to_string(data.train.size()) + " data.train corpora");
+  }
+  std::vector<size_t> pair_of(parts.size());
+  std::vector<double> sizes(pairs.size(), 0.0);
+  for (size_t c = 0; c < parts.size(); ++c) {
+    const LanguagePair pair = corpus_pair(data, data.train[c]);
+    pair_of[c] = size_t(std::find(pairs.begin(), pairs.end(), pair) - pairs.begin());
+    sizes[pair_of[c]] += parts[c].weight * double(parts[c].size());
+  }
+  const double total = std::accumulate(sizes.begin(), sizes.end(), 0.0);
+  double tempered_total = 0.0;
+  for (const double n : sizes) tempered_total += std::pow(n, 1.0 / data.sampling_temperature);
+  std::vector<double> factors(pairs.size(), 1.0);
+  std::ostringstream log;
+  for (size_t p = 0; p < pairs.size(); ++p) {
+    const double share = std::pow(sizes[p], 1.0 / data.sampling_temperature) / tempered_total;
+    if (sizes[p] > 0.0) factors[p] = share * total / sizes[p];
+    log << (p == 0 ? "" : "\n") << "pair " << pairs[p].name() << ": " << std::fixed
+        << std::setprecision(1) << 100.0 * sizes[p] / total << "% of the pairs, sampled "
+        << 100.0 * share << "% (T = " << data.sampling_temperature << ")";
+  }
+  for (size_t c = 0; c < parts.size(); ++c) parts[c].weight *= factors[pair_of[c]];
+  return log.str();
+}
 
 bool mixes(const std::vector<CorpusPart>& parts) {
   for (const auto& part : parts) {

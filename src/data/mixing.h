@@ -14,6 +14,13 @@ namespace nmt {
 // epoch_generator, so an epoch's mix is the same on every platform and after a resume. The
 // batching shuffle (make_batches) then mixes the corpora.
 
+/// data.sampling_temperature over language pairs: with n_p the pairs pair p contributes per
+/// epoch under the corpus weights (parts[i] is data.train[i]), pair p's share becomes
+/// n_p^(1/T) / sum_q n_q^(1/T) of the same epoch size, by scaling the weights of its corpora by
+/// one factor. T = 1, or one pair: the weights stay as they are. Returns one line per pair for
+/// the log ("" when nothing changed).
+std::string apply_sampling_temperature(const DataConfig& data, std::vector<CorpusPart>& parts);
+
 /// Whether any part has a weight other than 1 (else every pair is used once: no mixing).
 bool mixes(const std::vector<CorpusPart>& parts);
 

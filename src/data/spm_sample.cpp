@@ -1,12 +1,16 @@
 // The sample of the training corpora that SentencePiece trains on (declared in data/dataset.h).
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/error.h"
+#include "core/languages.h"
 #include "data/batching.h"
 #include "data/corpus.h"
 #include "data/dataset.h"
 #include "data/line_reader.h"
+#include "data/mixing.h"
 
 namespace nmt {
 namespace {
@@ -103,6 +107,43 @@ SpmSample Reservoir::take(size_t lines, int64_t spm_characters) {
 /// "spm": a generator stream of its own, unrelated to the batch order's.
 constexpr uint32_t kSpmSampleStream = 0x73706d;
 
+/// data.sampling_temperature's factor per data.train corpus (1 for all at T = 1 or one pair):
+/// the corpora's non-empty lines are counted first, then weighted as apply_sampling_temperature
+/// weights the training pairs.
+std::vector<double> temperature_factors(const DataConfig& data) {
+  std::vector<double> factors(data.train.size(), 1.0);
+  if (data.sampling_temperature == 1.0 || trained_pairs(data).size() < 2) return factors;
+  std::vector<CorpusPart> parts;
+  std::string src, tgt;
+  for (const auto& corpus : data.train) {
+    PairReader reader(data, corpus);
+    size_t lines = 0;
+    while (reader.next(src, tgt))
+      lines += !(trim_sentence(src).empty() && trim_sentence(tgt).empty());
+    CorpusPart part;
+    part.end = lines;
+    part.weight = corpus.weight;
+    parts.push_back(part);
+  }
+  std::vector<CorpusPart> tempered = parts;
+  apply_sampling_temperature(data, tempered);
+  for (size_t c = 0; c < parts.size(); ++c) factors[c] = tempered[c].weight / parts[c].weight;
+  return factors;
+}
+
+/// A line's key for weight `weight`: the plain draw at weight 1 (so a run of one pair samples as
+/// it always has), else the exponential race's -ln(1 - u) / weight (Efraimidis & Spirakis
+/// 2006: the smallest keys are a sample in which a line of weight w is w times as likely), as
+/// the bits of a positive double, which order as the values do.
+uint64_t weighted_key(uint64_t draw, double weight) {
+  if (weight == 1.0) return draw;
+  const double u = (static_cast<double>(draw >> 11) + 0.5) * 0x1.0p-53;
+  const double key = -std::log1p(-u) / weight;
+  uint64_t bits = 0;
+  std::memcpy(&bits, &key, sizeof bits);
+  return bits;
+}
+
 }  // namespace
 
 SpmSample sample_spm_sentences(const DataConfig& data) {
@@ -114,7 +155,9 @@ SpmSample sample_spm_sentences(const DataConfig& data) {
   auto rng = epoch_generator(data.seed, 0, kSpmSampleStream);
   size_t seen = 0;
   std::string src, tgt;
-  for (const auto& corpus : data.train) {
+  const std::vector<double> factors = temperature_factors(data);
+  for (size_t c = 0; c < data.train.size(); ++c) {
+    const CorpusSpec& corpus = data.train[c];
     PairReader reader(data, corpus);
     FilterStats stats;
     while (reader.next(src, tgt)) {
@@ -124,7 +167,7 @@ SpmSample sample_spm_sentences(const DataConfig& data) {
       stats.kept += both;
       stats.empty += !both;
       if (line.src.empty() && line.tgt.empty()) continue;
-      line.key = rng();
+      line.key = weighted_key(rng(), factors[c]);
       ++seen;
       if (reservoir.wants(line.key)) reservoir.offer(std::move(line));
     }

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/languages.h"
 #include "core/special_ids.h"
 
 namespace nmt {
@@ -50,8 +51,11 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 
 /// Trainer arguments. Special ids are fixed (core/special_ids.h) so batches and masks never need
 /// a tokenizer. Threads: spm_train_threads (the count changes the model, so it follows the data).
-std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data, int64_t threads) {
-  return {
+std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data, int64_t threads,
+                                                          const std::vector<std::string>& symbols) {
+  std::string user_symbols;
+  for (const auto& symbol : symbols) user_symbols += (user_symbols.empty() ? "" : ",") + symbol;
+  auto args = std::unordered_map<std::string, std::string>{
       {"model_type", choice_name(data.vocab_type)},
       {"vocab_size", std::to_string(data.vocab_size)},
       {"character_coverage", std::to_string(data.character_coverage)},
@@ -69,19 +73,22 @@ std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data
       {"num_threads", std::to_string(threads)},
       {"minloglevel", "2"},  // the trainer logs every EM step at INFO
   };
+  // Language tags (data.lang_tag): one piece each, never split, never merged with text.
+  if (!user_symbols.empty()) args["user_defined_symbols"] = user_symbols;
+  return args;
 }
 
 /// Trains one model on the given corpora and returns its serialized proto.
 std::string train_model(const DataConfig& data,
                         std::vector<const std::vector<std::string>*> corpora,
-                        const std::string& what) {
+                        const std::string& what, const std::vector<std::string>& symbols) {
   size_t lines = 0;
   for (const auto* corpus : corpora) lines += corpus->size();
   if (lines == 0) throw Error("cannot train the " + what + " SentencePiece model: no sentences");
   VectorIterator iterator(std::move(corpora));
   std::string proto;
   const auto status = sentencepiece::SentencePieceTrainer::Train(
-      trainer_args(data, spm_train_threads(lines)), &iterator, &proto);
+      trainer_args(data, spm_train_threads(lines), symbols), &iterator, &proto);
   if (!status.ok()) {
     throw Error("training the " + what +
                 " SentencePiece model (data.vocab_type=" + choice_name(data.vocab_type) +
@@ -179,6 +186,16 @@ int64_t spm_train_threads(size_t sentences) {
   return int64_t(std::clamp<size_t>(sentences / kSentencesPerThread, 1, kMaxThreads));
 }
 
+namespace {
+int64_t piece_id(const Processor& sp, const std::string& piece) {
+  const int id = sp.PieceToId(piece);
+  return id >= 0 && id < sp.GetPieceSize() && sp.IdToPiece(id) == piece ? id : -1;
+}
+}  // namespace
+
+int64_t Tokenizer::src_piece_id(const std::string& piece) const { return piece_id(*src_, piece); }
+int64_t Tokenizer::tgt_piece_id(const std::string& piece) const { return piece_id(*tgt_, piece); }
+
 Tokenizer::Tokenizer() = default;
 Tokenizer::Tokenizer(const Tokenizer&) = default;
 Tokenizer& Tokenizer::operator=(const Tokenizer&) = default;
@@ -198,11 +215,15 @@ Tokenizer Tokenizer::train(const DataConfig& data, const std::vector<std::string
   if (ec) throw Error("cannot create '" + out_dir.string() + "': " + ec.message());
   const auto files = model_files(data, out_dir);
   std::vector<std::string> protos;
+  // The language tags go where data.lang_tag puts them: the source side's model or the target's.
+  const auto tags = tag_pieces(data);
+  const std::vector<std::string> none;
+  const bool on_source = data.lang_tag == LangTag::kSource;
   if (data.joint_vocab) {
-    protos.push_back(train_model(data, {&src_sentences, &tgt_sentences}, "joint"));
+    protos.push_back(train_model(data, {&src_sentences, &tgt_sentences}, "joint", tags));
   } else {
-    protos.push_back(train_model(data, {&src_sentences}, data.src_lang));
-    protos.push_back(train_model(data, {&tgt_sentences}, data.tgt_lang));
+    protos.push_back(train_model(data, {&src_sentences}, data.src_lang, on_source ? tags : none));
+    protos.push_back(train_model(data, {&tgt_sentences}, data.tgt_lang, on_source ? none : tags));
   }
   for (size_t i = 0; i < files.size(); ++i) write_file(files[i], protos[i]);
   return from_serialized(protos);

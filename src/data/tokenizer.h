@@ -82,6 +82,11 @@ class Tokenizer {
   std::string decode_tgt(const std::vector<int64_t>& ids) const;
   std::string decode_src(const std::vector<int64_t>& ids) const;
 
+  /// The id of `piece` in the source / target model when it is one of its pieces (e.g. a
+  /// user-defined language tag), else -1.
+  int64_t src_piece_id(const std::string& piece) const;
+  int64_t tgt_piece_id(const std::string& piece) const;
+
   int64_t src_vocab_size() const;
   int64_t tgt_vocab_size() const;
   bool joint() const;

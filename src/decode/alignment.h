@@ -13,7 +13,8 @@
 namespace nmt {
 
 /// The words of SentencePiece pieces: a piece that starts with "▁" (U+2581) begins a new word,
-/// the first piece always does, and "</s>" belongs to none (-1). Returns each piece's word.
+/// the first piece always does, and "</s>" and language tags ("<2xx>") belong to none (-1).
+/// Returns each piece's word.
 std::vector<int64_t> piece_words(const std::vector<std::string>& pieces);
 
 /// Each target word aligned to the source word it attends to most: the attention of `map`

@@ -64,12 +64,14 @@ LossStats teacher_forced_loss(const Ensemble& models, std::vector<Example> examp
 }
 
 std::vector<Example> encode_pairs(const Tokenizer& tokenizer, const std::vector<std::string>& src,
-                                  const std::vector<std::string>& tgt) {
+                                  const std::vector<std::string>& tgt, const LanguageTags& tags,
+                                  const std::string& tgt_lang) {
   TORCH_CHECK(src.size() == tgt.size(), "encode_pairs: ", src.size(), " sources, ", tgt.size(),
               " targets");
   std::vector<Example> examples;
   for (size_t i = 0; i < src.size(); ++i) {
     examples.push_back({tokenizer.encode_src(src[i]), tokenizer.encode_tgt(tgt[i])});
+    tags.apply(examples.back(), tgt_lang);
   }
   return examples;
 }
@@ -121,7 +123,8 @@ double EvaluationReport::tokens_per_second() const {
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
                                    const ScoringOptions& scoring) {
   EvaluationReport report;
-  auto examples = encode_pairs(translator.tokenizer(), text.src, text.tgt);
+  auto examples = encode_pairs(translator.tokenizer(), text.src, text.tgt,
+                               translator.language_tags(), translator.target_language());
   report.loss =
       teacher_forced_loss(translator.models(), std::move(examples),
                           translator.config().batch_tokens, translator.device(), translator.stop());

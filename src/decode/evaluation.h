@@ -46,8 +46,10 @@ struct SentenceScore {
 /// once it says true the scores so far come back with the rest left at tokens = 0.
 /// Pairs of texts encoded for teacher forcing: source i with encode_src, target i with
 /// encode_tgt (as many targets as sources).
+/// A multilingual model's pairs get the tag of `tgt_lang` (data/language_tags.h).
 std::vector<Example> encode_pairs(const Tokenizer& tokenizer, const std::vector<std::string>& src,
-                                  const std::vector<std::string>& tgt);
+                                  const std::vector<std::string>& tgt,
+                                  const LanguageTags& tags = {}, const std::string& tgt_lang = "");
 
 /// An ensemble scores each token by its members' mean log-probability.
 std::vector<SentenceScore> teacher_forced_scores(const Ensemble& models,

@@ -147,6 +147,11 @@ Translator::Translator(Ensemble models, Tokenizer tokenizer, DecodeConfig config
   }
 }
 
+void Translator::set_language(LanguageTags tags, std::string tgt_lang) {
+  tags_ = std::move(tags);
+  tgt_lang_ = std::move(tgt_lang);
+}
+
 void Translator::set_config(DecodeConfig config) {
   config.validate();
   config_ = std::move(config);
@@ -186,7 +191,22 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
   std::vector<OutputGuide> guides;  // one per source once any line has one
   std::vector<size_t> positions;    // line index of each entry of `sources`
   std::vector<size_t> numbers;      // its line number
-  bool guided = false;
+  // Language tags: "<2xx>" before the source (room made by dropping its last piece at the
+  // model's limit), or forced as the first output token (dropped again after decoding).
+  const bool target_tags = tags_.active() && tags_.target_tag(tgt_lang_) >= 0;
+  const auto limit = static_cast<size_t>(models_.max_len() - 1);
+  for (auto& line : lines) {
+    if (!tags_.active() || !line.needs_model()) continue;
+    const std::string& lang = line.tgt_lang.empty() ? tgt_lang_ : line.tgt_lang;
+    if (const int64_t tag = tags_.source_tag(lang); tag >= 0) {
+      if (line.ids.size() >= limit) line.ids.resize(limit - 1);
+      line.ids.insert(line.ids.begin(), tag);
+    }
+    if (const int64_t tag = tags_.target_tag(lang); tag >= 0) {
+      line.guide.prefix.insert(line.guide.prefix.begin(), tag);
+    }
+  }
+  bool guided = target_tags;
   for (const auto& line : lines) guided = guided || (line.needs_model() && !line.guide.empty());
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].needs_model()) {
@@ -201,6 +221,13 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
   DecodeConfig search = config_;
   if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
   auto hypotheses = decode_all(models_, sources, search, device_, stop_, workers_, guides);
+  if (target_tags) {
+    for (auto& list : hypotheses) {
+      for (auto& h : list) {
+        if (!h.tokens.empty() && tags_.is_tag(h.tokens.front())) h.tokens.erase(h.tokens.begin());
+      }
+    }
+  }
   for (size_t k = 0; k < positions.size(); ++k) {
     auto& nbest = results[positions[k]].nbest;
     if (hypotheses[k].empty()) {  // decoding stopped before this line's batch
@@ -297,15 +324,28 @@ AttentionMap Translator::attention(const std::string& source, const std::vector<
   if (!valid_utf8(source)) throw Error("attention: the source is not valid UTF-8");
   options.validate(model()->config());
   auto src_ids = encode_line(tokenizer_, models_, source, 1).ids;
-  src_ids.push_back(kEosId);
-  std::vector<int64_t> tgt_ids = {kBosId};  // bos + target predicts target + eos
-  tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
   AttentionMap map;
-  map.weights = cross_attention(src_ids, tgt_ids, options);  // [tgt_len, src_len]
   map.src_pieces = tokenizer_.src_pieces(source);
-  map.src_pieces.resize(src_ids.size() - 1);  // truncated like the ids
+  map.src_pieces.resize(src_ids.size());    // truncated like the ids
+  std::vector<int64_t> tgt_ids = {kBosId};  // bos + target predicts target + eos
+  // A multilingual model's tag, where translation puts it (a row or a column of its own).
+  if (tags_.active()) {
+    const auto limit = static_cast<size_t>(models_.max_len() - 1);
+    if (const int64_t tag = tags_.source_tag(tgt_lang_); tag >= 0) {
+      if (src_ids.size() >= limit) src_ids.resize(limit - 1), map.src_pieces.resize(limit - 1);
+      src_ids.insert(src_ids.begin(), tag);
+      map.src_pieces.insert(map.src_pieces.begin(), language_tag(tgt_lang_));
+    }
+    if (const int64_t tag = tags_.target_tag(tgt_lang_); tag >= 0) {
+      tgt_ids.push_back(tag);
+      map.tgt_pieces.push_back(language_tag(tgt_lang_));
+    }
+  }
+  src_ids.push_back(kEosId);
+  tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
+  map.weights = cross_attention(src_ids, tgt_ids, options);  // [tgt_len, src_len]
   map.src_pieces.push_back("</s>");
-  map.tgt_pieces = tokenizer_.tgt_pieces(target);
+  for (auto& piece : tokenizer_.tgt_pieces(target)) map.tgt_pieces.push_back(std::move(piece));
   map.tgt_pieces.push_back("</s>");
   return map;
 }

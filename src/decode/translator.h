@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "data/language_tags.h"
 #include "data/tokenizer.h"
 #include "decode/search.h"
 #include "model/seq2seq.h"
@@ -58,6 +59,7 @@ struct AttentionOptions {
 struct SourceLine {
   std::vector<int64_t> ids;  ///< source pieces without eos, cut to the model's limit
   OutputGuide guide;         ///< target prefix and constraints (none by default)
+  std::string tgt_lang;      ///< target language of a multilingual model; "" = the translator's
   size_t line_number = 0;    ///< 1-based, for messages
   TranslationResult result;  ///< an error (invalid UTF-8), a warning (cut), or, for a blank
                              ///< line, its one empty translation
@@ -118,6 +120,13 @@ class Translator {
   /// translate() returns at once and the lines not yet decoded come back `interrupted`.
   /// nullptr (the default): decode everything.
   void set_stop(StopCheck check) { stop_ = check; }
+  /// A model of several target languages (data.lang_tag): its tags, and the target language of
+  /// lines that do not name their own (SourceLine::tgt_lang; resolve it with resolve_pair
+  /// first). Its tag goes before each source, or is forced as the first output token and left
+  /// out of the output. Default: no tags.
+  void set_language(LanguageTags tags, std::string tgt_lang);
+  const LanguageTags& language_tags() const { return tags_; }
+  const std::string& target_language() const { return tgt_lang_; }
   /// Batches decoded at once, each on its own thread (decode_all); 1 by default.
   void set_workers(int64_t workers) { workers_ = std::max<int64_t>(1, workers); }
   StopCheck stop() const { return stop_; }
@@ -154,6 +163,8 @@ class Translator {
   std::ostream* log_;
   StopCheck stop_ = nullptr;
   int64_t workers_ = 1;
+  LanguageTags tags_;
+  std::string tgt_lang_;
 };
 
 }  // namespace nmt

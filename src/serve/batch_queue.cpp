@@ -96,7 +96,8 @@ void BatchQueue::run() {
   if (options_.threads > 0) set_thread_intra_op_threads(options_.threads);
   AutocastGuard autocast(options_.precision, device_);
   Translator translator(model_, tokenizer_, DecodeConfig{}, device_);
-  translator.set_log(nullptr);  // warnings go back to the client in the response
+  translator.set_log(nullptr);                 // warnings go back to the client in the response
+  translator.set_language(options_.tags, "");  // each line carries its target language
   for (auto batch = next_batch(); !batch.empty(); batch = next_batch()) decode(translator, batch);
 }
 

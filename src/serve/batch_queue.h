@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "data/language_tags.h"
 #include "data/tokenizer.h"
 #include "decode/translator.h"
 #include "model/seq2seq.h"
@@ -43,6 +44,7 @@ struct BatchOptions {
   Precision precision = Precision::kFp32;  ///< autocast is per thread
   int64_t workers = 1;                     ///< decoding threads, each decoding one batch at a time
   int64_t threads = 0;  ///< intra-op threads of each decoding thread (0: leave as is)
+  LanguageTags tags;    ///< a multilingual model's tags; each line names its target language
 };
 
 /// Counters for /health and tests.

@@ -12,7 +12,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kKnownFields =
-    "text, beam, nbest, length_penalty, max_len_offset, scores, alignment, prefix, constraints";
+    "text, beam, nbest, length_penalty, max_len_offset, scores, alignment, prefix, constraints, "
+    "tgt_lang";
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
@@ -199,6 +200,11 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     } else if (key == "alignment") {
       if (!value.is_boolean()) throw bad_request("\"alignment\" must be true or false");
       request.alignment = value.get<bool>();
+    } else if (key == "tgt_lang") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        throw bad_request("\"tgt_lang\" must be a language code string, not " + value.dump());
+      }
+      request.tgt_lang = value.get<std::string>();
     } else if (key == "prefix" || key == "constraints") {
       continue;  // shaped like "text": read after it
     } else {

@@ -48,16 +48,19 @@ struct TranslateRequest {
   std::vector<std::string> prefixes;
   /// "constraints": the target phrases each translation must contain, one list per text.
   std::vector<std::vector<std::string>> constraints;
+  /// "tgt_lang": the target language of a model trained on several pairs ("" = the server's
+  /// default, serve --tgt-lang, or the model's only one).
+  std::string tgt_lang;
 };
 
 /// Parses and checks a body: {"text": "..." | ["...", ...], "beam": N, "nbest": K,
 /// "length_penalty": A, "max_len_offset": N, "scores": bool, "alignment": bool, "prefix": P,
-/// "constraints": C}. With one "text" string, P is a string and C a list of strings; with a
-/// list of texts, P is a list of strings and C a list of such lists, one entry per text. Options
-/// override `defaults` as the command line's do (DecodeConfig::widen_beam_to_candidates when "beam"
-/// is not given) and pass the same validation (DecodeConfig::validate) as `nmt translate`'s. Throws
-/// RequestError: 400 for malformed JSON, unknown fields, wrong types, invalid UTF-8, out-of-range
-/// options; 413 for a text or list above the limits.
+/// "constraints": C, "tgt_lang": L}. With one "text" string, P is a string and C a list of strings;
+/// with a list of texts, P is a list of strings and C a list of such lists, one entry per text.
+/// Options override `defaults` as the command line's do (DecodeConfig::widen_beam_to_candidates
+/// when "beam" is not given) and pass the same validation (DecodeConfig::validate) as `nmt
+/// translate`'s. Throws RequestError: 400 for malformed JSON, unknown fields, wrong types, invalid
+/// UTF-8, out-of-range options; 413 for a text or list above the limits.
 TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
                                          const ServeLimits& limits);
 

@@ -1,6 +1,7 @@
 #include "serve/server.h"
 
 #include "core/error.h"
+#include "core/languages.h"
 
 #if NMT_HAVE_HTTPLIB
 
@@ -26,6 +27,19 @@ namespace {
 
 using json = nlohmann::json;
 constexpr const char* kJson = "application/json";
+
+/// The model's language pairs for /info: ["en-de", "en-fr"].
+json pair_names(const DataConfig& data) {
+  json names = json::array();
+  for (const auto& pair : trained_pairs(data)) names.push_back(pair.name());
+  return names;
+}
+
+/// The batching options with the served model's language tags.
+BatchOptions with_tags(BatchOptions options, const ServedModel& served) {
+  options.tags = LanguageTags(served.config.data, served.tokenizer);
+  return options;
+}
 /// Connections waiting to be accepted. httplib's compiled-in backlog of 5 drops connections (the
 /// client retries a second later) when a few dozen clients connect at once.
 constexpr int kListenBacklog = 128;
@@ -95,7 +109,7 @@ struct TranslationServer::Impl {
   Impl(ServedModel served_model, ServeOptions serve_options)
       : served(std::move(served_model)),
         options(std::move(serve_options)),
-        queue(served.model, served.tokenizer, served.device, options.batching) {}
+        queue(served.model, served.tokenizer, served.device, with_tags(options.batching, served)) {}
 
   void configure();
   void translate(const httplib::Request& req, httplib::Response& res,
@@ -231,8 +245,19 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     }
     if (!complete) throw RequestError(400, "the body could not be read (cut short or too slow)");
     const auto request = parse_translate_request(body, served.config.decode, limits);
-    auto lines = encode_texts(request.texts, [this](const std::string& text, size_t number) {
-      return encode_line(served.tokenizer, served.model, text, number);
+    std::string tgt_lang;  // a pair the model was not trained on is a 400, never output
+    try {
+      tgt_lang = resolve_pair(served.config.data,
+                              request.tgt_lang.empty() ? served.tgt_lang : request.tgt_lang,
+                              "\"tgt_lang\"")
+                     .tgt;
+    } catch (const Error& e) {
+      throw RequestError(400, e.what());
+    }
+    auto lines = encode_texts(request.texts, [&](const std::string& text, size_t number) {
+      auto line = encode_line(served.tokenizer, served.model, text, number);
+      line.tgt_lang = tgt_lang;
+      return line;
     });
     add_guides(lines, request);
     std::vector<TranslationResult> results;
@@ -241,6 +266,7 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     if (request.alignment) {  // one teacher-forced pass per hypothesis, on this thread
       Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
       translator.set_log(nullptr);
+      translator.set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
       for (size_t i = 0; i < results.size(); ++i) {
         alignments.emplace_back();
         for (const auto& hypothesis : results[i].nbest) {
@@ -263,8 +289,16 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
   try {
     const auto request =
         parse_attention_request(req.body, served.model.front()->config(), options.limits);
-    auto lines = encode_texts({request.text}, [this](const std::string& text, size_t number) {
-      return encode_line(served.tokenizer, served.model, text, number);
+    std::string tgt_lang;
+    try {
+      tgt_lang = resolve_pair(served.config.data, served.tgt_lang, "serve --tgt-lang").tgt;
+    } catch (const Error& e) {
+      throw RequestError(400, e.what());
+    }
+    auto lines = encode_texts({request.text}, [&](const std::string& text, size_t number) {
+      auto line = encode_line(served.tokenizer, served.model, text, number);
+      line.tgt_lang = tgt_lang;
+      return line;
     });
     const auto results = queue.submit(std::move(lines), served.config.decode).get();
     const auto& result = results.front();
@@ -275,6 +309,7 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
     // One teacher-forced pass over the translation, on this thread (the model is only read).
     Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
     translator.set_log(nullptr);
+    translator.set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
     const auto map = translator.attention(request.text, result.nbest.front().tokens, request.view);
     res.status = 200;
     res.set_content(attention_svg(map), "image/svg+xml");
@@ -311,7 +346,9 @@ json TranslationServer::Impl::info() const {
   return {{"checkpoint", served.checkpoint},
           {"model", config["model"]},
           {"languages",
-           {{"source", served.config.data.src_lang}, {"target", served.config.data.tgt_lang}}},
+           {{"source", served.config.data.src_lang},
+            {"target", served.tgt_lang.empty() ? served.config.data.tgt_lang : served.tgt_lang},
+            {"pairs", pair_names(served.config.data)}}},
           {"vocabulary",
            {{"source", served.tokenizer.src_vocab_size()},
             {"target", served.tokenizer.tgt_vocab_size()},

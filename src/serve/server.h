@@ -36,6 +36,9 @@ struct ServedModel {
   Config config;  ///< the checkpoint's config; config.decode = the request defaults
   at::Device device = at::kCPU;
   std::string checkpoint;  ///< path, for /info
+  /// Requests without "tgt_lang" translate into this (serve --tgt-lang, or the model's only
+  /// target language); "" = a model of several targets whose requests must name theirs.
+  std::string tgt_lang;
 };
 
 /// Throws an nmt::Error that says what to install when this build has no cpp-httplib.

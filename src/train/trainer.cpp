@@ -9,6 +9,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/languages.h"
 #include "core/precision.h"
 #include "core/run_lock.h"
 #include "data/mixing.h"
@@ -84,7 +85,10 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
   }
   // Validation's BLEU tokenizer must work before the first step, not at the first validation
   // (ja-mecab without MeCab or its dictionary).
-  if (config_.train.valid_bleu) validation_scoring(config_).check();
+  if (config_.train.valid_bleu) {
+    for (const auto& lang : target_languages(config_.data))
+      validation_scoring(config_, lang).check();
+  }
   if (dist.distributed()) {
     comm_ = std::make_unique<WorldComm>(dist, device_, config_.train.dist_timeout);
     check_same_on_all_ranks(*comm_,
@@ -254,15 +258,28 @@ void Trainer::Impl::load_data() {
     train_.stats = train_text_->stats;
     train_.parts = train_text_->parts;
   }
+  const std::string shares = apply_sampling_temperature(config_.data, train_.parts);
+  if (train_text_) train_text_->parts = train_.parts;
   // Here, not when the first epoch starts: an empty mix would leave the loop nothing to train.
   if (mixes(train_.parts)) check_mix_not_empty(train_.parts);
-  valid_ = load_corpus(config_.data, config_.data.valid, *tokenizer_);
   const auto& corpora = config_.data.train;
   log_->line(describe_parts(corpora.size() == 1 ? corpora[0].name() : "train", train_.parts,
                             train_.stats));
-  log_->line(describe(config_.data.valid.name(), valid_.stats));
-  for (const auto& corpus : config_.train.monitor_splits) {
-    monitors_.emplace_back(corpus.name(), load_corpus(config_.data, corpus, *tokenizer_));
+  if (!shares.empty()) log_->line(shares);
+  // One validation set per pair (data.valid entries, expanded to every pair in a multilingual
+  // run), named by its pair there: "val.en-fr".
+  const bool several = multilingual(config_.data);
+  const auto name_of = [&](const CorpusSpec& corpus) {
+    return several ? corpus.name() + "." + corpus_pair(config_.data, corpus).name() : corpus.name();
+  };
+  for (const auto& corpus : corpora_per_pair(config_.data, config_.data.valid)) {
+    valids_.push_back({name_of(corpus), corpus_pair(config_.data, corpus).tgt,
+                       load_corpus(config_.data, corpus, *tokenizer_)});
+    log_->line(describe(valids_.back().name, valids_.back().split.stats));
+  }
+  for (const auto& corpus : corpora_per_pair(config_.data, config_.train.monitor_splits)) {
+    monitors_.push_back({name_of(corpus), corpus_pair(config_.data, corpus).tgt,
+                         load_corpus(config_.data, corpus, *tokenizer_)});
   }
 }
 

@@ -137,11 +137,11 @@ class Trainer::Impl {
   /// Under subword sampling (data.subword_alpha > 0) only: the training text and its best
   /// segmentation, which every epoch re-segments (docs/scaling.md).
   std::optional<EncodedSplit> train_text_;
-  PairStore sampled_;           ///< this epoch's re-segmented train_text_ (subword sampling)
-  std::vector<size_t> mixed_;   ///< this epoch's rows of weighted corpora (data/mixing.h)
-  bool mix_described_ = false;  ///< the corpus mix has been logged
-  EncodedSplit valid_;
-  std::vector<std::pair<std::string, EncodedSplit>> monitors_;  ///< train.monitor_splits
+  PairStore sampled_;                  ///< this epoch's re-segmented train_text_ (subword sampling)
+  std::vector<size_t> mixed_;          ///< this epoch's rows of weighted corpora (data/mixing.h)
+  bool mix_described_ = false;         ///< the corpus mix has been logged
+  std::vector<ValidationSet> valids_;  ///< data.valid, one per pair (core/languages.h)
+  std::vector<ValidationSet> monitors_;  ///< train.monitor_splits, one per pair
   Seq2Seq model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<WorkerPool> workers_;  ///< train.cpu_workers > 1 on the CPU, else null

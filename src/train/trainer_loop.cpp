@@ -249,7 +249,8 @@ void Trainer::Impl::write_average(const TrainSummary& summary) {
     return;
   }
   LoadedModel averaged = average_checkpoints(files, device_);
-  const ValidationResult result = validate(averaged.model, *tokenizer_, valid_, config_, device_);
+  const ValidationResult result =
+      validate_sets(averaged.model, *tokenizer_, valids_, config_, device_).mean;
   const fs::path output = run_dir_ / "averaged.pt";
   save_checkpoint(output, averaged.config, averaged.model, averaged.tokenizer, averaged.state);
   const auto first = read_checkpoint_state(files.front()).step;
@@ -302,7 +303,9 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
   const auto or_null = [](double v) {
     return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   };
-  const ValidationResult result = validate(model_, *tokenizer_, valid_, config_, device_);
+  const ValidationSummary validation =
+      validate_sets(model_, *tokenizer_, valids_, config_, device_);
+  const ValidationResult& result = validation.mean;
   // The 1-based epoch these weights are in, as in the train records: at an epoch's end the one
   // just finished, inside one (validate_every, a limit reached mid-epoch) the one under way.
   const int64_t epoch_of_weights = state_.batch_in_epoch > 0 ? state_.epoch + 1 : state_.epoch;
@@ -314,15 +317,21 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
                            {"bleu", or_null(result.bleu)},
                            {"chrf", or_null(result.chrf)}};
   std::string monitored;
-  for (const auto& [name, split] : monitors_) {
-    const ValidationResult other = validate(model_, *tokenizer_, split, config_, device_);
+  const auto add = [&](const std::string& name, const ValidationResult& other) {
     record["bleu_" + name] = or_null(other.bleu);
     record["chrf_" + name] = or_null(other.chrf);
     record["loss_" + name] = other.loss;
     monitored += " | " + name +
                  (std::isnan(other.bleu) ? " loss " + fixed(other.loss, 4)
                                          : " BLEU " + fixed(other.bleu, 2));
+  };
+  // Several pairs: each validation set's own numbers too (the record's loss/bleu/chrf and the
+  // best checkpoint are their mean).
+  if (valids_.size() > 1) {
+    for (size_t i = 0; i < valids_.size(); ++i) add(valids_[i].name, validation.each[i]);
   }
+  for (const auto& set : monitors_)
+    add(set.name, validate(model_, *tokenizer_, set, config_, device_));
   model_->train();
   window_->last_validated = state_.step;
   const double metric = result.metric(config_.train.metric);

@@ -14,16 +14,18 @@ bool improves(Metric metric, double candidate, double best) {
   return metric == Metric::kBleu ? candidate > best : candidate < best;
 }
 
-ScoringOptions validation_scoring(const Config& config) {
+ScoringOptions validation_scoring(const Config& config, const std::string& tgt_lang) {
   ScoringOptions scoring;
   scoring.tokenize = config.train.bleu_tokenize;
-  scoring.target_language = config.data.tgt_lang;
+  scoring.target_language = tgt_lang.empty() ? config.data.tgt_lang : tgt_lang;
   scoring.ter = false;  // the logs and the best checkpoint use BLEU and chrF only
   return scoring;
 }
 
 ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
-                          const Config& config, const at::Device& device) {
+                          const Config& config, const at::Device& device,
+                          const std::string& tgt_lang) {
+  const std::string target = tgt_lang.empty() ? config.data.tgt_lang : tgt_lang;
   const auto start = std::chrono::steady_clock::now();
   ValidationResult result;
   model->eval();
@@ -36,8 +38,9 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
     greedy.max_len_offset = config.train.valid_max_len_offset;
     Translator translator(model, tokenizer, greedy, device);
     translator.set_log(nullptr);
+    translator.set_language(LanguageTags(config.data, tokenizer), target);
     const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text},
-                                          validation_scoring(config));
+                                          validation_scoring(config, target));
     result.loss = report.loss.loss();
     result.bleu = report.scores.bleu.score;
     result.chrf = report.scores.chrf.score;
@@ -48,6 +51,30 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
   result.perplexity = std::exp(result.loss);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+ValidationSummary validate_sets(Seq2Seq& model, const Tokenizer& tokenizer,
+                                const std::vector<ValidationSet>& sets, const Config& config,
+                                const at::Device& device) {
+  ValidationSummary summary;
+  for (const auto& set : sets) {
+    summary.each.push_back(validate(model, tokenizer, set, config, device));
+  }
+  if (summary.each.size() == 1) {
+    summary.mean = summary.each.front();
+    return summary;
+  }
+  ValidationResult& mean = summary.mean;
+  mean.loss = mean.bleu = mean.chrf = 0.0;
+  const auto n = static_cast<double>(summary.each.size());
+  for (const auto& one : summary.each) {
+    mean.loss += one.loss / n;
+    mean.bleu += one.bleu / n;  // NaN (no BLEU) stays NaN
+    mean.chrf += one.chrf / n;
+    mean.seconds += one.seconds;
+  }
+  mean.perplexity = std::exp(mean.loss);
+  return summary;
 }
 
 }  // namespace nmt

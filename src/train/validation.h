@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -27,12 +29,38 @@ struct ValidationResult {
 /// True if `candidate` beats `best` for `metric` (NaN `best` = nothing yet).
 bool improves(Metric metric, double candidate, double best);
 
-/// Validates `model` on `split` under train.precision (the model is left in eval() mode; the
-/// caller switches back).
-/// How validation scores its BLEU and chrF: train.bleu_tokenize for data.tgt_lang.
-ScoringOptions validation_scoring(const Config& config);
+/// How validation scores its BLEU and chrF: train.bleu_tokenize for target language `tgt_lang`
+/// ("" = data.tgt_lang).
+ScoringOptions validation_scoring(const Config& config, const std::string& tgt_lang = "");
 
+/// One validation corpus: its name in logs and metrics ("val", or "val.en-fr" in a run of
+/// several pairs), the target language it translates into, and its pairs.
+struct ValidationSet {
+  std::string name;
+  std::string tgt_lang;
+  EncodedSplit split;
+};
+
+/// Validates `model` on `split`, whose target language is `tgt_lang` ("" = data.tgt_lang), under
+/// train.precision (the model is left in eval() mode; the caller switches back).
 ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
-                          const Config& config, const at::Device& device);
+                          const Config& config, const at::Device& device,
+                          const std::string& tgt_lang = "");
+inline ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer,
+                                 const ValidationSet& set, const Config& config,
+                                 const at::Device& device) {
+  return validate(model, tokenizer, set.split, config, device, set.tgt_lang);
+}
+
+/// Every set's result and their mean: loss, BLEU and chrF averaged over the sets (perplexity =
+/// exp of the mean loss, seconds summed); what best checkpoints and early stopping read. One
+/// set: its own result.
+struct ValidationSummary {
+  ValidationResult mean;
+  std::vector<ValidationResult> each;  ///< one per set, in order
+};
+ValidationSummary validate_sets(Seq2Seq& model, const Tokenizer& tokenizer,
+                                const std::vector<ValidationSet>& sets, const Config& config,
+                                const at::Device& device);
 
 }  // namespace nmt

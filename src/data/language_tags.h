@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/languages.h"
+#include "data/batching.h"
+#include "data/tokenizer.h"
+
+namespace nmt {
+
+/// The ids of a model's language tags (data.lang_tag) in its tokenizer, and where they go: a
+/// "<2xx>" before the source (source) or as the first target token (target). A model without
+/// tags (lang_tag none: every bilingual model) adds nothing.
+class LanguageTags {
+ public:
+  LanguageTags() = default;
+  /// The tags of `data` looked up in `tokenizer`; a tag that is not one of its pieces (a reused
+  /// data.spm_model without it) is an nmt::Error naming the tag and how to make one that has it.
+  LanguageTags(const DataConfig& data, const Tokenizer& tokenizer);
+
+  bool active() const { return where_ != LangTag::kNone; }
+  /// The id before the source for target `tgt_lang`, or -1 (no tags, or target-side tags).
+  int64_t source_tag(const std::string& tgt_lang) const;
+  /// The forced first target id for target `tgt_lang`, or -1 (no tags, or source-side tags).
+  int64_t target_tag(const std::string& tgt_lang) const;
+  /// Puts `tgt_lang`'s tag into a pair encoded for training or teacher forcing.
+  void apply(Example& example, const std::string& tgt_lang) const;
+  /// Whether `id` is one of the tags (a tag id inside a text is a clash: the text holds "<2xx>").
+  bool is_tag(int64_t id) const;
+  /// An nmt::Error naming `where` when an encoded text (before apply) holds a tag: its text has
+  /// the tag's characters, which the tokenizer reads as the tag.
+  void check_text(const std::vector<int64_t>& ids, const std::string& where) const;
+
+ private:
+  int64_t id_of(const std::string& tgt_lang) const;
+  LangTag where_ = LangTag::kNone;
+  std::map<std::string, int64_t> ids_;  ///< target language -> tag id
+};
+
+}  // namespace nmt
