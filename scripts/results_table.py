@@ -4,7 +4,8 @@
 Usage:
   scripts/results_table.py --check    exit 1, naming the file, when a committed table differs
                                       from what the run folders give (run by ctest)
-  scripts/results_table.py --write    rewrite the tables in docs/results.md and README.md
+  scripts/results_table.py --write    rewrite the tables in docs/results.md, README.md and
+                                      docs/multilingual.md
   scripts/results_table.py --print    print both generated tables
   scripts/results_table.py RESULTS.json [...]
                                       one table of `nmt evaluate --json` files (one row per file
@@ -27,11 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 # Table order of the hosts (docs/lab/performance.md#hosts): the AVX512-BF16 EPYCs together, newest first.
 HOST_RANK = {"epyc-bf16": 0, "epyc-bf16-late": 0, "xeon-amx": 1, "epyc-avx2": 2, "h200": 3}
-DIRECTIONS = {"en-de": "en→de", "de-en": "de→en"}
+DIRECTIONS = {"en-de": "en→de", "de-en": "de→en", "en-fr": "en→fr", "en-cs": "en→cs",
+              "en-xx": "en→de, fr, cs"}
 # What the README's short table compares with. The only published figure the project has cited:
 # Multi30k test_2016 en→de, 41.0 BLEU lowercased and tokenized (not sacreBLEU), a model trained
 # to convergence; and the target the project set itself, ≥ 40 cased / ≥ 42 lowercased.
-PUBLISHED = {"en-de": "41.0 (lc, tok.) ¹", "de-en": "—"}
+PUBLISHED = {"en-de": "41.0 (lc, tok.) ¹"}
 
 
 class TableError(Exception):
@@ -75,16 +77,28 @@ def evaluate_table(paths):
 
 # ---- run folders -------------------------------------------------------------------------------
 
-def scores_of(path):
-    """{test_set: {bleu, bleu_lowercase, chrf}} of one results.json."""
+def scores_by_direction(path):
+    """{direction: {test_set: {bleu, bleu_lowercase, chrf}}} of one results.json, directions in
+    file order (a model of several pairs has one entry per pair and test set)."""
     entries = load_json(path)
     if not isinstance(entries, list):
         raise TableError(f"{path}: expected a JSON list (nmt evaluate --json)")
     try:
         keys = ("bleu", "bleu_lowercase", "chrf")
-        return {e["test_set"]: {k: e[k] for k in keys} for e in entries}
+        out = {}
+        for e in entries:
+            out.setdefault(e["direction"], {})[e["test_set"]] = {k: e[k] for k in keys}
+        return out
     except (KeyError, TypeError) as err:
         raise TableError(f"{path}: missing {err}")
+
+
+def scores_of(path):
+    """{test_set: {bleu, bleu_lowercase, chrf}} of a results.json of one direction."""
+    by_direction = scores_by_direction(path)
+    if len(by_direction) != 1:
+        raise TableError(f"{path}: expected one direction, got {', '.join(by_direction)}")
+    return next(iter(by_direction.values()))
 
 
 def load_runs(runs_dir):
@@ -102,15 +116,20 @@ def load_runs(runs_dir):
         run["folder"] = folder
         run["evals"] = []
         if (folder / "results.json").exists():
-            run["evals"].append(dict(label=None, averaged=run.get("averaged"),
-                                     scores=scores_of(folder / "results.json"), command=None))
+            # A model of several pairs: one evaluation per pair, the first one the main row.
+            by_direction = scores_by_direction(folder / "results.json")
+            run["pairs"] = by_direction
+            for i, (direction, scores) in enumerate(by_direction.items()):
+                label = None if len(by_direction) == 1 else f"{DIRECTIONS.get(direction, direction)}"
+                run["evals"].append(dict(label=label, averaged=run.get("averaged"),
+                                         scores=scores, command=None, pair=label is not None))
         for e in run.get("evaluations", []):
             if "scores" in e:
                 scores, label = e["scores"], e["description"] + " †"
             else:
                 scores, label = scores_of(folder / e["dir"] / "results.json"), e["description"]
             run["evals"].append(dict(label=label, averaged=e.get("averaged"), scores=scores,
-                                     command=e.get("command")))
+                                     command=e.get("command"), pair=False))
         runs.append(run)
     if not runs:
         raise TableError(f"{runs_dir}: no run folders (*/run.json)")
@@ -136,7 +155,9 @@ def test_2016(scores):
 def training(run):
     t = run.get("training", {})
     parts = [f"{t['minutes']:g} min" if t.get("minutes") else "",
-             f"{t['steps']:,} steps" if t.get("steps") else ""]
+             f"{t['steps']:,} steps" if t.get("steps") else "",
+             f"the steps of {t['step_matched_minutes']:g} min" if t.get("step_matched_minutes")
+             else ""]
     return ", ".join(p for p in parts if p)
 
 
@@ -159,8 +180,11 @@ def eval_rows(run):
     for i, e in enumerate(run["evals"]):
         s, first = e["scores"], i == 0
         what = run["description"] if first else e["label"]
+        if e["label"] and first:  # the first pair of a model of several
+            what = f"{e['label']}: {what}"
         yield [name if first else "", run["date"] if first else "", hardware if first else "",
-               what.replace("|", "\\|"), training(run) if first else "(the same run)",
+               what.replace("|", "\\|"),
+               training(run) if first else ("(the same model)" if e["pair"] else "(the same run)"),
                f"{tps:,}" if first and tps else "",
                averaged(e["averaged"]),
                test_2016(s), fmt(s, "test_2017_flickr"), fmt(s, "test_2017_mscoco"), fmt(s, "val"),
@@ -201,11 +225,16 @@ def readme_table(runs):
              "published | command |", "|" + " --- |" * 7]
     for run in sorted((r for r in runs if "readme" in r.get("tags", [])), key=sort_key):
         s = run["evals"][0]["scores"]
+        bleu = f"{fmt(s, 'test_2016_flickr')} / {fmt(s, 'test_2016_flickr', 'bleu_lowercase')}"
+        val = fmt(s, "val")
+        if len(run.get("pairs", {})) > 1:  # a model of several pairs: each target's cased BLEU
+            pairs = run["pairs"].items()
+            bleu = " · ".join(f"{d.split('-')[1]} {fmt(x, 'test_2016_flickr')}" for d, x in pairs)
+            val = " · ".join(f"{d.split('-')[1]} {fmt(x, 'val')}" for d, x in pairs)
         lines.append("| " + " | ".join([
             f"{DIRECTIONS[run['direction']]}, {run['hardware']}",
             f"[{run['name'].replace('multi30k_', '')}](docs/results/{run['name']}/)", training(run),
-            f"{fmt(s, 'test_2016_flickr')} / {fmt(s, 'test_2016_flickr', 'bleu_lowercase')}",
-            fmt(s, "val"), PUBLISHED[run["direction"]],
+            bleu, val, PUBLISHED.get(run["direction"], "—"),
             code(run.get("readme_command", run["command"]))]) + " |")
         group = next((t for t in run.get("tags", []) if t.startswith("default-")), None)
         members = [r for r in runs if group in r.get("tags", [])] if group else []
@@ -222,6 +251,25 @@ def readme_table(runs):
     return "\n".join(lines)
 
 
+def multilingual_table(runs):
+    """docs/multilingual.md: the runs tagged "multilingual" (one model of several pairs, and the
+    bilingual runs it is compared with), one row per run and pair."""
+    header = ["model", "pair", "training", "test_2016 BLEU / chrF2", "test_2017_flickr BLEU / chrF2",
+              "val BLEU"]
+    rows = []
+    chosen = [r for r in runs if "multilingual" in r.get("tags", []) and r.get("pairs")]
+    for run in sorted(chosen, key=lambda r: (-len(r["pairs"]), r["name"])):
+        for i, (direction, s) in enumerate(run["pairs"].items()):
+            both = [" / ".join(p for p in (fmt(s, split), fmt(s, split, "chrf")) if p)
+                    for split in ("test_2016_flickr", "test_2017_flickr")]
+            rows.append([f"[{run['name']}](results/{run['name']}/)" if i == 0 else "",
+                         DIRECTIONS.get(direction, direction), training(run) if i == 0 else "",
+                         both[0], both[1], fmt(s, "val")])
+    if not rows:
+        return "No run is tagged \"multilingual\" yet."
+    return "\n".join(markdown(header, rows))
+
+
 def replace_block(text, table, path):
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
         raise TableError(f"{path}: needs exactly one {BEGIN} ... {END} block")
@@ -233,7 +281,8 @@ def replace_block(text, table, path):
 def targets(root, runs_dir):
     runs = load_runs(runs_dir)
     return [(root / "docs" / "results.md", results_md_table(runs)),
-            (root / "README.md", readme_table(runs))]
+            (root / "README.md", readme_table(runs)),
+            (root / "docs" / "multilingual.md", multilingual_table(runs))]
 
 
 def main(argv):

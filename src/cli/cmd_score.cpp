@@ -77,6 +77,8 @@ int run_score(int argc, char** argv) {
       ("src", "source file (with --tgt)", cxxopts::value<std::string>(), "FILE")
       ("tgt", "target file, one translation per source line (with --src)",
        cxxopts::value<std::string>(), "FILE")
+      ("tgt-lang", "target language of a model trained on several pairs (its tag is added as "
+       "in training; the split is read in that pair)", cxxopts::value<std::string>(), "LANG")
       ("only", "print one number per pair: sum | mean", cxxopts::value<std::string>(), "FIELD")
       ("output", "write the scores here instead of stdout", cxxopts::value<std::string>(), "FILE")
       ("batch-tokens", "token budget per batch (default: the checkpoint's decode.batch_tokens)",
@@ -87,12 +89,17 @@ int run_score(int argc, char** argv) {
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const ScoreField field = score_field(args);
-  const std::vector<TestSet> sets = test_sets(args, "tgt");
+  std::vector<TestSet> sets = test_sets(args, "tgt");
   auto session = open_decode_session(args, overrides_from_args(args));
   const Config& config = session.loaded.config;
   const Tokenizer& tokenizer = session.loaded.tokenizer;
+  const LanguagePair pair = require_pair(session);
   std::vector<ParallelText> texts;
-  for (const auto& set : sets) texts.push_back(read_corpus(config.data, set.corpus));
+  for (auto& set : sets) {
+    if (set.corpus.src_lang.empty()) set.corpus.src_lang = pair.src;
+    if (set.corpus.tgt_lang.empty()) set.corpus.tgt_lang = pair.tgt;
+    texts.push_back(read_corpus(config.data, set.corpus));
+  }
   std::FILE* out = stdout;
   const std::string where = args.count("output") ? args["output"].as<std::string>() : "stdout";
   // Closed if anything below throws; closed and checked by hand at the end.
@@ -108,7 +115,8 @@ int run_score(int argc, char** argv) {
   int64_t tokens = 0;
   double log_prob = 0.0;
   for (size_t s = 0; s < sets.size(); ++s) {
-    const auto examples = encode_pairs(tokenizer, texts[s].src, texts[s].tgt);
+    const auto examples = encode_pairs(tokenizer, texts[s].src, texts[s].tgt,
+                                       session.translator->language_tags(), pair.tgt);
     std::vector<SentenceScore> scores;
     try {
       scores =
