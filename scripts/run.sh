@@ -54,31 +54,33 @@ elif [[ ! -f $checkpoint ]]; then
 fi
 splits=${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}
 # A model of several pairs (data.train entries with their own languages): every pair on the test
-# sets that exist in its target language, one results.json for all.
-mapfile -t pairs < <(build/nmt inspect "$checkpoint" | /usr/bin/python3 -c 'import json, sys
-print("\n".join(json.load(sys.stdin)["pairs"]))')
-if (( ${#pairs[@]} == 1 )); then
+# sets that exist in both its languages, one results.json for all.
+info=$(build/nmt inspect "$checkpoint")
+pairs=$(/usr/bin/python3 -c 'import json, sys
+for p in json.loads(sys.argv[1])["languages"]: print(p["src"], p["tgt"])' "$info")
+if (( $(wc -l <<<"$pairs") <= 1 )); then
   build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
     --split "$splits" --json "$run_dir/results.json"
 else
   data_dir=$(/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["dir"])' \
     <<<"$resolved")
   parts=()
-  for pair in "${pairs[@]}"; do
-    tgt=${pair#*-}
-    have=()
+  while read -r src tgt; do
+    corpora=""
     IFS=, read -ra wanted <<<"$splits"
     for split in "${wanted[@]}"; do
-      if compgen -G "$data_dir/$split.$tgt*" >/dev/null; then have+=("$split"); fi
+      if compgen -G "$data_dir/$split.$src*" >/dev/null && compgen -G "$data_dir/$split.$tgt*" >/dev/null; then
+        corpora+="${corpora:+, }{\"split\": \"$split\", \"src_lang\": \"$src\", \"tgt_lang\": \"$tgt\"}"
+      fi
     done
-    (( ${#have[@]} )) || continue
+    [[ -n $corpora ]] || continue
     build/nmt evaluate --checkpoint "$checkpoint" --beam "$beam" --length-penalty "$alpha" \
-      --tgt-lang "$tgt" --split "$(IFS=,; echo "${have[*]}")" --json "$run_dir/results.$pair.json"
-    parts+=("$run_dir/results.$pair.json")
-  done
+      --tgt-lang "$tgt" --corpus "[$corpora]" --json "$run_dir/results.$src-$tgt.json" </dev/null
+    parts+=("$run_dir/results.$src-$tgt.json")
+  done <<<"$pairs"
   /usr/bin/python3 -c 'import json, sys
-print(json.dumps([r for f in sys.argv[2:] for r in json.load(open(f))], indent=2))' \
-    "$run_dir/results.json" "${parts[@]}" >"$run_dir/results.json.tmp"
+print(json.dumps([r for f in sys.argv[1:] for r in json.load(open(f))], indent=2))' \
+    "${parts[@]}" >"$run_dir/results.json.tmp"
   mv "$run_dir/results.json.tmp" "$run_dir/results.json"
 fi
 /usr/bin/python3 scripts/plot_metrics.py "$run_dir/metrics.jsonl" || true

@@ -13,6 +13,11 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#if NMT_HAVE_HTTPLIB
+#include <httplib.h>
+
+#include "serve/server.h"
+#endif
 
 #include "core/config.h"
 #include "core/languages.h"
@@ -214,6 +219,41 @@ TEST(LanguageTags, SourceTagsLeadTheSourceTargetTagsTheTarget) {
       }
     }
   }
+  // Separate vocabularies: the tags live in the source model only, so target ids that equal a
+  // tag's id are ordinary pieces, not a clash.
+  {
+    Config separate = two_pair_config(dir.path() / "data", dir.path() / "run", LangTag::kSource);
+    separate.data.joint_vocab = false;
+    separate.data.vocab_size = 120;
+    const Tokenizer tokenizer = prepare_tokenizer(separate.data, dir.path() / "separate");
+    const EncodedSplit split = load_corpus(separate.data, split_into("tiny_val", "xx"), tokenizer);
+    EXPECT_EQ(split.stats.kept, split.stats.read);
+    EXPECT_EQ(split.examples[0].src.front(), tokenizer.src_piece_id("<2xx>"));
+    EXPECT_EQ(tokenizer.tgt_piece_id("<2xx>"), -1);
+  }
+  // The tag counts against data.max_len: the longest source of tiny_val is dropped when it
+  // would be one piece too long with its tag, kept without tags.
+  {
+    Config config = two_pair_config(dir.path() / "data", dir.path() / "run", LangTag::kSource);
+    const Tokenizer tokenizer = prepare_tokenizer(config.data, dir.path() / "spm_source");
+    Config untagged = config;
+    untagged.data.lang_tag = LangTag::kNone;
+    untagged.data.train.resize(1);
+    const EncodedSplit plain = load_corpus(untagged.data, split_into("tiny_val", "de"), tokenizer);
+    size_t longest = 0;
+    for (const auto& e : plain.examples) longest = std::max(longest, e.src.size());
+    config.data.max_len = int64_t(longest);
+    untagged.data.max_len = int64_t(longest);
+    const size_t at_limit =
+        size_t(std::count_if(plain.examples.begin(), plain.examples.end(), [&](const Example& e) {
+          return e.src.size() == longest && e.tgt.size() <= longest;
+        }));
+    ASSERT_GT(at_limit, 0u);
+    const auto kept = [&](const Config& c) {
+      return load_corpus(c.data, split_into("tiny_val", "de"), tokenizer).stats.kept;
+    };
+    EXPECT_EQ(kept(config) + at_limit, kept(untagged));
+  }
   // A bilingual model has no tags: its pairs are encoded as they always were.
   Config bilingual = test::tiny_config(dir.path() / "bi");
   const Tokenizer plain = prepare_tokenizer(bilingual.data, dir.path() / "bi");
@@ -279,9 +319,50 @@ TEST(Multilingual, ValidatesEveryPairAndDecodesTheChosenTarget) {
       // The forced tag is not part of the translation.
       EXPECT_EQ(result.best().find("<2"), std::string::npos) << result.best();
       const auto& tokens = result.nbest.front().tokens;
-      EXPECT_TRUE(tokens.empty() || !tags.is_tag(tokens.front()));
+      EXPECT_TRUE(
+          std::none_of(tokens.begin(), tokens.end(), [&](int64_t id) { return tags.is_tag(id); }));
     }
   }
+#if NMT_HAVE_HTTPLIB
+  // Served: each request names its target; none, or one the model lacks, is a 400.
+  ServedModel served{loaded.model,
+                     loaded.tokenizer,
+                     loaded.config,
+                     at::kCPU,
+                     (dir.path() / "run" / "last.pt").string(),
+                     ""};
+  ServeOptions options;
+  options.port = 0;
+  TranslationServer server(std::move(served), options);
+  httplib::Client client("127.0.0.1", server.start());
+  client.set_read_timeout(30, 0);
+  for (const std::string lang : {"de", "xx"}) {
+    const auto res = client.Post(
+        "/translate", json{{"text", {"a dog runs .", "two men ."}}, {"tgt_lang", lang}}.dump(),
+        "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    for (const auto& text : json::parse(res->body)["translations"]) {
+      EXPECT_EQ(text.get<std::string>().find("<2"), std::string::npos) << res->body;
+    }
+    const auto score = client.Post(
+        "/score", json{{"src", "a dog ."}, {"tgt", "ein hund ."}, {"tgt_lang", lang}}.dump(),
+        "application/json");
+    ASSERT_TRUE(score);
+    EXPECT_EQ(score->status, 200) << score->body;
+  }
+  for (const auto& [body, needle] :
+       {std::pair<std::string, std::string>{R"({"text": "a dog ."})", "choose the target"},
+        {R"({"text": "a dog .", "tgt_lang": "fr"})", "not trained to translate into 'fr'"}}) {
+    const auto res = client.Post("/translate", body, "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << res->body;
+    EXPECT_NE(res->body.find(needle), std::string::npos) << res->body;
+  }
+  EXPECT_EQ(json::parse(client.Get("/info")->body)["languages"]["pairs"],
+            json::array({"en-de", "en-xx"}));
+  server.stop();
+#endif
 }
 
 }  // namespace

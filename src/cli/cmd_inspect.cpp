@@ -63,9 +63,13 @@ int run_inspect(int argc, char** argv) {
       {"best_step", s.best_step},
       {"best_metric", std::isnan(s.best_metric) ? nlohmann::json() : nlohmann::json(s.best_metric)},
       {"parameters", parameters}};
-  nlohmann::json pairs = nlohmann::json::array();
-  for (const auto& pair : trained_pairs(loaded.config.data)) pairs.push_back(pair.name());
-  info["pairs"] = pairs;
+  nlohmann::json pairs = nlohmann::json::array(), languages = nlohmann::json::array();
+  for (const auto& pair : trained_pairs(loaded.config.data)) {
+    pairs.push_back(pair.name());
+    languages.push_back({{"src", pair.src}, {"tgt", pair.tgt}});
+  }
+  info["pairs"] = pairs;          // "en-de": for reading
+  info["languages"] = languages;  // {"src": "pt-BR", "tgt": "en"}: for scripts (codes hold '-')
   info["lang_tag"] = choice_name(loaded.config.data.lang_tag);
   std::cout << info.dump() << "\n";
   if (args.count("weights-out")) dump_weights(loaded.model, args["weights-out"].as<std::string>());

@@ -102,8 +102,8 @@ int run_prepare(int argc, char** argv) {
     const EncodedSplit valid = load_corpus(data, corpus, tokenizer);
     const std::string valid_name =
         corpus.name() + (multilingual(data) ? "." + corpus_pair(data, corpus).name() : "");
-    valid_names += (valid_names.empty() ? "" : ", ") + name;
-    std::cout << describe(name, valid.stats);
+    valid_names += (valid_names.empty() ? "" : ", ") + valid_name;
+    std::cout << describe(valid_name, valid.stats);
     const PairStore valid_pairs = PairStore::from_examples(valid.examples);
     print_batches("sorted", PairsView(valid_pairs),
                   make_sorted_batches(PairsView(valid_pairs), data.batch_tokens),

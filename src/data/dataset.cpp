@@ -84,8 +84,10 @@ EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
       continue;
     }
     Example example{tokenizer.encode_src(src), tokenizer.encode_tgt(tgt)};
+    // A tagged side counts its tag against data.max_len.
     const auto limit = static_cast<size_t>(data.max_len);
-    if (filter_long && (example.src.size() > limit || example.tgt.size() > limit)) {
+    if (filter_long && (example.src.size() + tags.extra(true) > limit ||
+                        example.tgt.size() + tags.extra(false) > limit)) {
       ++out.stats.too_long;
       continue;
     }
@@ -93,8 +95,8 @@ EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
     out.stats.tgt_tokens += static_cast<int64_t>(example.tgt.size());
     if (tags.active()) {
       const std::string where = corpus.describe() + " pair " + std::to_string(i + 1);
-      tags.check_text(example.src, where);
-      tags.check_text(example.tgt, where);
+      tags.check_text(example.src, /*source_side=*/true, where);
+      tags.check_text(example.tgt, /*source_side=*/false, where);
       tags.apply(example, tgt_lang);
     }
     out.examples.push_back(std::move(example));
@@ -124,7 +126,8 @@ std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit&
       for (size_t i = split.parts[p].begin; i < split.parts[p].end; ++i) {
         auto src = tokenizer.sample_src(split.src_text[i], data.subword_nbest, data.subword_alpha);
         auto tgt = tokenizer.sample_tgt(split.tgt_text[i], data.subword_nbest, data.subword_alpha);
-        const bool src_fits = src.size() <= limit, tgt_fits = tgt.size() <= limit;
+        const bool src_fits = src.size() + tags.extra(true) <= limit;
+        const bool tgt_fits = tgt.size() + tags.extra(false) <= limit;
         Example sampled{std::move(src), std::move(tgt)};
         tags.apply(sampled, part_lang[p]);
         // A side too long keeps the best segmentation (tagged as it was).

@@ -49,7 +49,8 @@ void keep_encoded(std::vector<PairToEncode>& chunk, size_t max_len, const Langua
       ++stats.empty;
       continue;
     }
-    if (pair.ids.src.size() > max_len || pair.ids.tgt.size() > max_len) {
+    if (pair.ids.src.size() + tags.extra(true) > max_len ||
+        pair.ids.tgt.size() + tags.extra(false) > max_len) {
       ++stats.too_long;
       continue;
     }
@@ -57,8 +58,8 @@ void keep_encoded(std::vector<PairToEncode>& chunk, size_t max_len, const Langua
     stats.tgt_tokens += static_cast<int64_t>(pair.ids.tgt.size());
     if (tags.active()) {
       const std::string where = what + " pair " + std::to_string(stats.read);
-      tags.check_text(pair.ids.src, where);
-      tags.check_text(pair.ids.tgt, where);
+      tags.check_text(pair.ids.src, /*source_side=*/true, where);
+      tags.check_text(pair.ids.tgt, /*source_side=*/false, where);
       tags.apply(pair.ids, tgt_lang);
     }
     builder.add(pair.ids.src, pair.ids.tgt);

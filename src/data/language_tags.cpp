@@ -7,7 +7,7 @@
 namespace nmt {
 
 LanguageTags::LanguageTags(const DataConfig& data, const Tokenizer& tokenizer)
-    : where_(data.lang_tag) {
+    : where_(data.lang_tag), joint_(tokenizer.joint()) {
   if (where_ == LangTag::kNone) return;
   for (const auto& lang : target_languages(data)) {
     const std::string tag = language_tag(lang);
@@ -49,8 +49,10 @@ bool LanguageTags::is_tag(int64_t id) const {
   return std::any_of(ids_.begin(), ids_.end(), [&](const auto& item) { return item.second == id; });
 }
 
-void LanguageTags::check_text(const std::vector<int64_t>& ids, const std::string& where) const {
-  if (ids_.empty()) return;
+void LanguageTags::check_text(const std::vector<int64_t>& ids, bool source_side,
+                              const std::string& where) const {
+  // Separate vocabularies: the other side's ids are another model's (its id 4 is no tag).
+  if (ids_.empty() || (!joint_ && extra(source_side) == 0)) return;
   for (const auto& [lang, id] : ids_) {
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
       throw Error(where + " holds the text '" + language_tag(lang) +
@@ -59,6 +61,17 @@ void LanguageTags::check_text(const std::vector<int64_t>& ids, const std::string
                   "language codes)");
     }
   }
+}
+
+}  // namespace nmt
+
+namespace nmt {
+
+void LanguageTags::strip(std::vector<int64_t>& ids) const {
+  // Output ids are the target tokenizer's: tags only when it holds them.
+  if (ids_.empty() || (!joint_ && !on_target())) return;
+  ids.erase(std::remove_if(ids.begin(), ids.end(), [&](int64_t id) { return is_tag(id); }),
+            ids.end());
 }
 
 }  // namespace nmt

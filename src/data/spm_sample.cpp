@@ -131,12 +131,12 @@ std::vector<double> temperature_factors(const DataConfig& data) {
   return factors;
 }
 
-/// A line's key for weight `weight`: the plain draw at weight 1 (so a run of one pair samples as
-/// it always has), else the exponential race's -ln(1 - u) / weight (Efraimidis & Spirakis
-/// 2006: the smallest keys are a sample in which a line of weight w is w times as likely), as
-/// the bits of a positive double, which order as the values do.
-uint64_t weighted_key(uint64_t draw, double weight) {
-  if (weight == 1.0) return draw;
+/// A line's key: the plain draw when no line is weighted (so a run of one pair samples as it
+/// always has), else the exponential race's -ln(1 - u) / weight for every line (Efraimidis &
+/// Spirakis 2006: the smallest keys are a sample in which a line of weight w is w times as
+/// likely), as the bits of a positive double, which order as the values do.
+uint64_t weighted_key(uint64_t draw, bool weighted, double weight) {
+  if (!weighted) return draw;
   const double u = (static_cast<double>(draw >> 11) + 0.5) * 0x1.0p-53;
   const double key = -std::log1p(-u) / weight;
   uint64_t bits = 0;
@@ -156,6 +156,8 @@ SpmSample sample_spm_sentences(const DataConfig& data) {
   size_t seen = 0;
   std::string src, tgt;
   const std::vector<double> factors = temperature_factors(data);
+  const bool weighted =
+      std::any_of(factors.begin(), factors.end(), [](double f) { return f != 1.0; });
   for (size_t c = 0; c < data.train.size(); ++c) {
     const CorpusSpec& corpus = data.train[c];
     PairReader reader(data, corpus);
@@ -167,7 +169,7 @@ SpmSample sample_spm_sentences(const DataConfig& data) {
       stats.kept += both;
       stats.empty += !both;
       if (line.src.empty() && line.tgt.empty()) continue;
-      line.key = weighted_key(rng(), factors[c]);
+      line.key = weighted_key(rng(), weighted, factors[c]);
       ++seen;
       if (reservoir.wants(line.key)) reservoir.offer(std::move(line));
     }

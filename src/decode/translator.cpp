@@ -193,7 +193,7 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
   std::vector<size_t> numbers;      // its line number
   // Language tags: "<2xx>" before the source (room made by dropping its last piece at the
   // model's limit), or forced as the first output token (dropped again after decoding).
-  const bool target_tags = tags_.active() && tags_.target_tag(tgt_lang_) >= 0;
+  const bool target_tags = tags_.on_target();
   const auto limit = static_cast<size_t>(models_.max_len() - 1);
   for (auto& line : lines) {
     if (!tags_.active() || !line.needs_model()) continue;
@@ -204,6 +204,7 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
     }
     if (const int64_t tag = tags_.target_tag(lang); tag >= 0) {
       line.guide.prefix.insert(line.guide.prefix.begin(), tag);
+      check_line_guide(line, models_, config_);  // the tag takes a place of the output limit
     }
   }
   bool guided = target_tags;
@@ -221,11 +222,10 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
   DecodeConfig search = config_;
   if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
   auto hypotheses = decode_all(models_, sources, search, device_, stop_, workers_, guides);
-  if (target_tags) {
+  // The forced tag, and any tag the model put elsewhere, are not part of a translation.
+  if (tags_.active()) {
     for (auto& list : hypotheses) {
-      for (auto& h : list) {
-        if (!h.tokens.empty() && tags_.is_tag(h.tokens.front())) h.tokens.erase(h.tokens.begin());
-      }
+      for (auto& h : list) tags_.strip(h.tokens);
     }
   }
   for (size_t k = 0; k < positions.size(); ++k) {

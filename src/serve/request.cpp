@@ -37,6 +37,14 @@ json parse_body(const std::string& body, int max_depth) {
   }
 }
 
+/// "tgt_lang": a non-empty string (whether the model has it is the server's to check).
+std::string language_field(const json& value) {
+  if (!value.is_string() || value.get<std::string>().empty()) {
+    throw bad_request("\"tgt_lang\" must be a language code string, not " + value.dump());
+  }
+  return value.get<std::string>();
+}
+
 int64_t integer_field(const json& value, const std::string& name) {
   if (!value.is_number_integer()) {
     throw bad_request("\"" + name + "\" must be an integer, not " + value.dump());
@@ -201,10 +209,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
       if (!value.is_boolean()) throw bad_request("\"alignment\" must be true or false");
       request.alignment = value.get<bool>();
     } else if (key == "tgt_lang") {
-      if (!value.is_string() || value.get<std::string>().empty()) {
-        throw bad_request("\"tgt_lang\" must be a language code string, not " + value.dump());
-      }
-      request.tgt_lang = value.get<std::string>();
+      request.tgt_lang = language_field(value);
     } else if (key == "prefix" || key == "constraints") {
       continue;  // shaped like "text": read after it
     } else {
@@ -254,8 +259,10 @@ ScoreRequest parse_score_request(const std::string& body, const ServeLimits& lim
       request.src = text_field(value, limits);
     } else if (key == "tgt") {
       request.tgt = text_field(value, limits);
+    } else if (key == "tgt_lang") {
+      request.tgt_lang = language_field(value);
     } else {
-      throw bad_request("unknown field \"" + key + "\" (known: src, tgt)");
+      throw bad_request("unknown field \"" + key + "\" (known: src, tgt, tgt_lang)");
     }
   }
   if (!root.contains("src") || !root.contains("tgt")) {

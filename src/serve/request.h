@@ -79,10 +79,12 @@ AttentionRequest parse_attention_request(const std::string& body, const ModelCon
 struct ScoreRequest {
   std::vector<std::string> src;  ///< "src": a string or a list of strings
   std::vector<std::string> tgt;  ///< "tgt": as many as "src"
+  std::string tgt_lang;          ///< "tgt_lang": as in TranslateRequest
 };
 
-/// Parses {"src": ... , "tgt": ...} (each a string or a list, of the same length); the limits
-/// apply to each side as to "text". Throws RequestError 400 (413 above the limits).
+/// Parses {"src": ... , "tgt": ..., "tgt_lang": L} (each side a string or a list, of the same
+/// length); the limits apply to each side as to "text". Throws RequestError 400 (413 above the
+/// limits).
 ScoreRequest parse_score_request(const std::string& body, const ServeLimits& limits);
 
 /// How the server tokenizes one text: encode_line over its model, with a 1-based line number.

@@ -120,6 +120,9 @@ struct TranslationServer::Impl {
   /// naming the text when one cannot be encoded or does not fit its output.
   void add_guides(std::vector<SourceLine>& lines, const TranslateRequest& request) const;
   json info() const;
+  /// The target language of a request: its "tgt_lang", else serve --tgt-lang, else the model's
+  /// only one; a 400 naming the model's pairs when it was not trained for it or none is chosen.
+  std::string target_of(const std::string& requested) const;
 
   ServedModel served;
   ServeOptions options;
@@ -245,15 +248,7 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
     }
     if (!complete) throw RequestError(400, "the body could not be read (cut short or too slow)");
     const auto request = parse_translate_request(body, served.config.decode, limits);
-    std::string tgt_lang;  // a pair the model was not trained on is a 400, never output
-    try {
-      tgt_lang = resolve_pair(served.config.data,
-                              request.tgt_lang.empty() ? served.tgt_lang : request.tgt_lang,
-                              "\"tgt_lang\"")
-                     .tgt;
-    } catch (const Error& e) {
-      throw RequestError(400, e.what());
-    }
+    const std::string tgt_lang = target_of(request.tgt_lang);
     auto lines = encode_texts(request.texts, [&](const std::string& text, size_t number) {
       auto line = encode_line(served.tokenizer, served.model, text, number);
       line.tgt_lang = tgt_lang;
@@ -289,12 +284,7 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
   try {
     const auto request =
         parse_attention_request(req.body, served.model.front()->config(), options.limits);
-    std::string tgt_lang;
-    try {
-      tgt_lang = resolve_pair(served.config.data, served.tgt_lang, "serve --tgt-lang").tgt;
-    } catch (const Error& e) {
-      throw RequestError(400, e.what());
-    }
+    const std::string tgt_lang = target_of("");
     auto lines = encode_texts({request.text}, [&](const std::string& text, size_t number) {
       auto line = encode_line(served.tokenizer, served.model, text, number);
       line.tgt_lang = tgt_lang;
@@ -322,7 +312,9 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
 void TranslationServer::Impl::score(const httplib::Request& req, httplib::Response& res) {
   try {
     const auto request = parse_score_request(req.body, options.limits);
-    const auto examples = encode_pairs(served.tokenizer, request.src, request.tgt);
+    const auto examples = encode_pairs(served.tokenizer, request.src, request.tgt,
+                                       LanguageTags(served.config.data, served.tokenizer),
+                                       target_of(request.tgt_lang));
     std::vector<SentenceScore> scores;
     try {  // teacher forcing on this thread, as nmt score does (the model is only read)
       scores = teacher_forced_scores(served.model, examples, served.config.decode.batch_tokens,
@@ -338,6 +330,16 @@ void TranslationServer::Impl::score(const httplib::Request& req, httplib::Respon
     res.set_content(dump({{"scores", std::move(out)}}), kJson);
   } catch (const RequestError& e) {
     send_error(res, e.status(), e.what());
+  }
+}
+
+std::string TranslationServer::Impl::target_of(const std::string& requested) const {
+  try {  // a pair the model was not trained on is a 400, never output
+    return resolve_pair(served.config.data, requested.empty() ? served.tgt_lang : requested,
+                        "\"tgt_lang\"")
+        .tgt;
+  } catch (const Error& e) {
+    throw RequestError(400, e.what());
   }
 }
 
