@@ -81,8 +81,11 @@ int run_prepare(int argc, char** argv) {
               static_cast<double>(corpus_report.bytes) / 1e6, corpus_report.seconds,
               corpus_report.built ? " because " : "", corpus_report.reason.c_str());
   const std::string name = data.train.size() == 1 ? data.train[0].name() : "train";
-  std::cout << describe_parts(name + " (" + describe_pairs(trained_pairs(data)) + ")", train.parts,
-                              train.stats);
+  std::string directions;  // "en->de", or "en->de, en->fr" for several pairs
+  for (const auto& pair : trained_pairs(data)) {
+    directions += (directions.empty() ? "" : ", ") + pair.src + "->" + pair.tgt;
+  }
+  std::cout << describe_parts(name + " (" + directions + ")", train.parts, train.stats);
   const std::string shares = apply_sampling_temperature(data, train.parts);
   if (!shares.empty()) std::cout << shares << "\n";
   start = Clock::now();
