@@ -123,13 +123,10 @@ int run_evaluate(int argc, char** argv) {
   session.translator->set_stop(&interrupted);
   session.translator->set_workers(decoding_workers(args, session.device));
   const Config& config = session.loaded.config;
-  const LanguagePair pair = require_pair(session);
-  const ScoringOptions scoring = scoring_from_args(args, pair.tgt);
   std::vector<TestSet> sets = test_sets(args, "ref");
-  for (auto& set : sets) {  // a missing split is reported before any decoding
-    // A test corpus without its own languages is read in the session's pair.
-    if (set.corpus.src_lang.empty()) set.corpus.src_lang = pair.src;
-    if (set.corpus.tgt_lang.empty()) set.corpus.tgt_lang = pair.tgt;
+  const LanguagePair pair = read_sets_in_pair(session, sets);
+  const ScoringOptions scoring = scoring_from_args(args, pair.tgt);
+  for (const auto& set : sets) {  // a missing split is reported before any decoding
     if (set.corpus.kind != CorpusKind::kSplit) continue;
     split_file(config.data.dir, set.corpus.split, set.corpus.src_lang);
     split_file(config.data.dir, set.corpus.split, set.corpus.tgt_lang);

@@ -93,13 +93,9 @@ int run_score(int argc, char** argv) {
   auto session = open_decode_session(args, overrides_from_args(args));
   const Config& config = session.loaded.config;
   const Tokenizer& tokenizer = session.loaded.tokenizer;
-  const LanguagePair pair = require_pair(session);
+  const LanguagePair pair = read_sets_in_pair(session, sets);
   std::vector<ParallelText> texts;
-  for (auto& set : sets) {
-    if (set.corpus.src_lang.empty()) set.corpus.src_lang = pair.src;
-    if (set.corpus.tgt_lang.empty()) set.corpus.tgt_lang = pair.tgt;
-    texts.push_back(read_corpus(config.data, set.corpus));
-  }
+  for (const auto& set : sets) texts.push_back(read_corpus(config.data, set.corpus));
   std::FILE* out = stdout;
   const std::string where = args.count("output") ? args["output"].as<std::string>() : "stdout";
   // Closed if anything below throws; closed and checked by hand at the end.

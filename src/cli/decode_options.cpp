@@ -224,6 +224,15 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   return session;
 }
 
+LanguagePair read_sets_in_pair(const DecodeSession& session, std::vector<TestSet>& sets) {
+  const LanguagePair pair = require_pair(session);
+  for (auto& set : sets) {
+    if (set.corpus.src_lang.empty()) set.corpus.src_lang = pair.src;
+    if (set.corpus.tgt_lang.empty()) set.corpus.tgt_lang = pair.tgt;
+  }
+  return pair;
+}
+
 const LanguagePair& require_pair(const DecodeSession& session) {
   if (session.pair.tgt.empty()) resolve_pair(session.loaded.config.data, "", "--tgt-lang");
   return session.pair;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common.h"
 #include "core/config.h"
 #include "core/languages.h"
 #include "core/precision.h"
@@ -69,6 +70,10 @@ struct DecodeSession {
 /// The session's pair; an nmt::Error listing the model's pairs when it has several targets and
 /// --tgt-lang chose none.
 const LanguagePair& require_pair(const DecodeSession& session);
+
+/// The session's pair (require_pair) with each corpus of `sets` that names no languages of its
+/// own set to read in it (evaluate, score).
+LanguagePair read_sets_in_pair(const DecodeSession& session, std::vector<TestSet>& sets);
 
 /// The session's checkpoint file(s), comma-separated as --checkpoint takes them (for reports).
 std::string checkpoint_names(const DecodeSession& session);
