@@ -39,8 +39,12 @@ for ((i = 0; i < jobs; ++i)); do
   if ! wait "${pids[$i]}"; then
     status=1
     echo "sanitize: shard $i failed ($build_dir/shard$i.log):"
-    grep -E '^\[  FAILED  \]|runtime error|^==[0-9]+==ERROR|^SUMMARY' "$build_dir/shard$i.log" |
-      head -40 || tail -40 "$build_dir/shard$i.log"
+    # The test that was running, the report's own lines and its first stack frames, so that CI's
+    # log names the code at fault.
+    awk '/^\[ RUN/ { test = $0 } /^==[0-9]+==ERROR|runtime error/ { print test }
+         /^\[  FAILED  \]|runtime error|^==[0-9]+==ERROR|^SUMMARY|^    #[0-9] / { print }' \
+      "$build_dir/shard$i.log" | head -60
+    tail -5 "$build_dir/shard$i.log"
   fi
 done
 grep -h -E '^\[  PASSED  \]|tests? ran' "$build_dir"/shard*.log || true

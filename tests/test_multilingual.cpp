@@ -342,7 +342,8 @@ TEST(Multilingual, ValidatesEveryPairAndDecodesTheChosenTarget) {
         "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 200) << res->body;
-    for (const auto& text : json::parse(res->body)["translations"]) {
+    const json body = json::parse(res->body);  // named: a range-for over parse(...)[key] dangles
+    for (const auto& text : body["translations"]) {
       EXPECT_EQ(text.get<std::string>().find("<2"), std::string::npos) << res->body;
     }
     const auto score = client.Post(
