@@ -20,7 +20,7 @@ ALLOWED = {
     "data": {"core"},
     "model": {"core", "cpu"},
     "eval": {"core"},
-    "decode": {"core", "data", "model", "eval"},
+    "decode": {"core", "cpu", "data", "model", "eval"},
     "train": {"core", "cpu", "data", "model", "eval", "decode"},
     "export": {"core", "data", "model", "train"},
     "serve": {"core", "data", "model", "eval", "decode"},

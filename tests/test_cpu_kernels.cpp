@@ -1,7 +1,8 @@
 // The hand-written CPU kernels against their references: the fused label-smoothed
 // cross-entropy and symmetric KL (train/loss.cpp), the fused Adam/AdamW step
-// (train/optimizer.cpp) and the hash dropout masks with their bf16 conversions
-// (model/dropout.cpp).
+// (train/optimizer.cpp), the hash dropout masks with their bf16 conversions
+// (model/dropout.cpp), attention for inference (model/attention.cpp) and beam search's top
+// candidates (decode/beam_search.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "core/config.h"
 #include "cpu/kernels.h"
 #include "cpu/vectorize.h"
+#include "model/attention.h"
 #include "model/dropout.h"
 #include "optimizer_test_util.h"
 #include "train/loss.h"
@@ -196,6 +198,93 @@ TEST(CpuKernels, ExpNonpositiveIsCloseToStdExp) {
 
 // The dropout mask drops about p of the elements, its threshold is p·2^32, and masks of two
 // seeds differ.
+/// softmax(q·kᵀ·scale, where mask)·v in LibTorch's ops, heads concatenated: [B, Q, H·D].
+torch::Tensor attention_reference(const torch::Tensor& q, const torch::Tensor& k,
+                                  const torch::Tensor& v, const torch::Tensor& mask, double scale,
+                                  torch::Tensor* weights) {
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  if (mask.defined()) scores = scores.masked_fill(mask.logical_not(), -INFINITY);
+  *weights = torch::softmax(scores, -1);
+  const auto context = torch::matmul(*weights, v);  // [B, H, Q, D]
+  return context.transpose(1, 2).reshape({q.size(0), q.size(2), q.size(1) * q.size(3)});
+}
+
+// One query (a decoding step) and several (the encoder, a beam's rows together), keys as the
+// transposed views split_heads makes, a head size with a ragged tail after the 16 lanes, and
+// masks broadcast over heads and queries (padding) or over the batch (causal).
+TEST(CpuKernels, AttentionForInferenceMatchesTheReference) {
+  torch::manual_seed(5);
+  torch::NoGradGuard no_grad;
+  for (const int64_t dim : {64, 20}) {
+    for (const int64_t queries : {1, 7}) {
+      const int64_t batch = 3, heads = 4, keys = 9;
+      const auto q = torch::randn({batch, queries, heads, dim}).transpose(1, 2);
+      const auto k = torch::randn({batch, keys, heads, dim}).transpose(1, 2);
+      const auto v = torch::randn({batch, heads, keys, dim});
+      auto padding = torch::ones({batch, 1, 1, keys}, torch::kBool);
+      padding[1].narrow(-1, 5, 4).fill_(false);
+      const auto causal = torch::ones({1, 1, queries, keys}, torch::kBool).tril(keys - queries);
+      for (const auto& mask : {torch::Tensor(), padding, causal}) {
+        ASSERT_TRUE(cpu::attention_takes(q, k, v, mask));
+        torch::Tensor weights, expected_weights;
+        const auto context = cpu::attention_inference(q, k, v, mask, 0.125, &weights);
+        const auto expected = attention_reference(q, k, v, mask, 0.125, &expected_weights);
+        EXPECT_TRUE(torch::allclose(context, expected, 1e-5, 1e-5))
+            << "dim " << dim << " queries " << queries << " mask " << mask.defined();
+        EXPECT_TRUE(torch::allclose(weights, expected_weights, 1e-5, 1e-6));
+        EXPECT_TRUE(torch::equal(cpu::attention_inference(q, k, v, mask, 0.125, nullptr), context));
+      }
+    }
+  }
+  // Not for training (a gradient to record) nor for other dtypes: the reference path runs.
+  const auto x = torch::randn({1, 1, 2, 8});
+  EXPECT_FALSE(cpu::attention_takes(x.to(torch::kBFloat16), x, x, {}));
+  torch::AutoGradMode grad(true);
+  EXPECT_FALSE(cpu::attention_takes(x, x, x, {}));
+}
+
+// The layer gives the same output through the kernel (eval, no gradient) as through its
+// LibTorch path (eval, recording gradients).
+TEST(CpuKernels, AttentionLayerGivesTheSameOutputWithTheKernel) {
+  torch::manual_seed(6);
+  MultiHeadAttention attention(32, 4, 0.1);
+  attention->eval();
+  const auto query = torch::randn({2, 3, 32}), memory = torch::randn({2, 5, 32});
+  auto mask = torch::ones({2, 1, 1, 5}, torch::kBool);
+  mask[0].narrow(-1, 3, 2).fill_(false);
+  const auto [reference, reference_weights] = attention->forward(query, memory, memory, mask);
+  torch::NoGradGuard no_grad;
+  const auto [fast, fast_weights] = attention->forward(query, memory, memory, mask);
+  EXPECT_TRUE(torch::allclose(fast, reference.detach(), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(fast_weights, reference_weights.detach(), 1e-5, 1e-6));
+}
+
+// Beam search's candidates: the top k of live + log-probs over each group's rows, as the tensor
+// sum and topk give them (values and ids), with a group's rows not yet live (-inf, the first
+// step) and pad/bos excluded (-inf), over a vocabulary that is not a multiple of the chunks.
+TEST(CpuKernels, GroupedTopKMatchesTheTensorTopK) {
+  torch::manual_seed(7);
+  const int64_t beam = 4, vocab = 1003, k = 2 * beam;
+  const auto log_probs = torch::log_softmax(3.0 * torch::randn({3 * beam, vocab}), -1);
+  log_probs.select(1, 0).fill_(-INFINITY);
+  log_probs.select(1, 2).fill_(-INFINITY);
+  std::vector<double> live(3 * beam);
+  for (auto& score : live) score = -10.0 * torch::rand({1}).item<double>();
+  for (int64_t r = 1; r < beam; ++r) live[r] = -INFINITY;  // the first group's first step
+  const auto top = cpu::top_k_grouped(log_probs, live, beam, k);
+  const auto total =
+      (torch::tensor(live, torch::kDouble).to(torch::kFloat).unsqueeze(1) + log_probs)
+          .view({-1, beam * vocab});
+  const auto [values, ids] = total.topk(k, -1);
+  EXPECT_TRUE(torch::equal(top.values, values.to(torch::kDouble)));
+  EXPECT_TRUE(torch::equal(top.ids, ids));
+  // Fewer finite candidates than k: the rest are -inf.
+  const auto small = torch::log_softmax(torch::randn({2, 3}), -1);
+  const auto few = cpu::top_k_grouped(small, {0.0, -INFINITY}, 2, 4);
+  EXPECT_EQ(few.values[0][2].item<double>(), small[0].min().item<double>());
+  EXPECT_EQ(few.values[0][3].item<double>(), -INFINITY);
+}
+
 TEST(CpuKernels, HashKeepsDropsAboutPAndDependsOnTheSeed) {
   const uint32_t threshold = uint32_t(0.25 * 4294967296.0);
   int64_t kept = 0, same = 0;

@@ -169,21 +169,43 @@ bool count_batch() {
 
 TEST(Search, DecodeBudgetCountsEveryBeamAndSampleRow) {
   auto model = trained_model();
-  // Six sources of 3 tokens: 4 with eos. A budget of 32 holds 8 decoded rows.
-  const std::vector<int64_t> lengths(6, 3);
+  // 40 sources of 3 tokens: 4 with eos. A budget of 32 holds 8 decoded rows (the first
+  // batches: the work left is over 4 budgets).
+  const std::vector<int64_t> lengths(40, 3);
   const auto sources = source_ids(random_sources(lengths, 5), lengths);
   const auto batches_of = [&](DecodeConfig config) {
     config.batch_tokens = 32;
     batches_asked = 0;
     decode_all(model, sources, config, at::kCPU, &count_batch);
-    return batches_asked;
+    return static_cast<size_t>(batches_asked);
   };
-  EXPECT_EQ(batches_of(decode_config(1, 1)), 1);  // greedy: 6 rows x 4 = 24
-  EXPECT_EQ(batches_of(decode_config(4, 1)), 3);  // beam 4: 2 sources = 8 rows per batch
+  const auto greedy = decode_batches(lengths, 32, 1), four = decode_batches(lengths, 32, 4);
+  EXPECT_EQ(greedy.front().size(), 8u);  // greedy: 8 rows x 4
+  EXPECT_EQ(four.front().size(), 2u);    // beam 4 or 4 samples: 2 sources = 8 rows
+  ASSERT_NE(greedy.size(), four.size());
+  EXPECT_EQ(batches_of(decode_config(1, 1)), greedy.size());
+  EXPECT_EQ(batches_of(decode_config(4, 1)), four.size());
   auto sampling = decode_config(1, 1);
   sampling.sample = 4;
-  EXPECT_EQ(batches_of(sampling), 3);  // 4 samples: 2 sources = 8 rows per batch
-  EXPECT_EQ(decode_batches(lengths, 32, 4).size(), 3u);
+  EXPECT_EQ(batches_of(sampling), four.size());
+}
+
+TEST(Search, DecodeBatchesGetSmallerTowardsTheEndLongestFirst) {
+  // 100 sources of 9 tokens (10 with eos), budget 100: full batches of 10 while the work left
+  // is 4 budgets or more, then each at most a quarter of what is left, down to 100 / 8 tokens.
+  std::vector<int64_t> lengths(100, 9);
+  lengths[37] = 20;  // the longest leads the first batch
+  const auto batches = decode_batches(lengths, 100);
+  ASSERT_GE(batches.size(), 12u);
+  EXPECT_EQ(batches.front().front(), 37u);
+  EXPECT_EQ(batches[1].size(), 10u);
+  for (size_t b = 2; b < batches.size(); ++b) {
+    EXPECT_LE(batches[b].size(), batches[b - 1].size()) << "batch " << b;
+  }
+  EXPECT_EQ(batches.back().size(), 1u);  // 10 tokens: within the floor of 12
+  size_t covered = 0;
+  for (const auto& batch : batches) covered += batch.size();
+  EXPECT_EQ(covered, lengths.size());
 }
 
 TEST(Search, RestoresTrainingMode) {

@@ -6,12 +6,17 @@
 //   label-smoothed cross-entropy and R-Drop's symmetric KL  -> train/loss.cpp
 //   the hash dropout mask                                    -> model/dropout.cpp
 //   the fused Adam(W) update                                 -> train/optimizer.cpp
+//   attention for inference (decoding, validation)           -> model/attention.cpp
+//   beam search's top candidates                             -> decode/beam_search.cpp
 // and tests/test_cpu_kernels.cpp compares each kernel with that reference. They exist because
 // LibTorch's composite versions were profiled as a large share of a small Transformer's training
-// step on a 2-core CPU (the loss about half, CPU bernoulli 13%, Adam's seven ops per parameter).
+// step on a 2-core CPU (the loss about half, CPU bernoulli 13%, Adam's seven ops per parameter)
+// or of its decoding (LibTorch 1.13's CPU bmm runs one GEMM call per batch row and head: over
+// half of greedy decoding's time went to the attention's two bmm).
 // The loops are plain C++ that GCC vectorises and clones for AVX-512/AVX2 (cpu/vectorize.h).
 
 #include <cstdint>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -77,5 +82,34 @@ struct AdamScalars {
 /// Split over the intra-op threads.
 void adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                  const AdamScalars& scalars);
+
+// ---- Attention for inference -------------------------------------------------------------
+
+/// Whether attention_inference takes these operands: float32 CPU tensors of 4 dimensions whose
+/// last stride is 1, q [B, H, Q, D] and k, v [B, H, L, D], an optional bool CPU mask, and no
+/// gradient to record (c10::GradMode off).
+bool attention_takes(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const at::Tensor& mask);
+
+/// softmax(q·kᵀ·scale, where mask) · v, one pass per batch row and head (split over the intra-op
+/// threads), with mask (true = attend) broadcastable to [B, H, Q, L] or undefined. Returns the
+/// context with the heads concatenated, [B, Q, H·D] (what the output projection takes); with
+/// `weights` non-null the softmax [B, H, Q, L] goes there. A query whose keys are all masked
+/// gets zero weights and a zero context.
+at::Tensor attention_inference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& mask, double scale, at::Tensor* weights);
+
+// ---- Beam search's candidates ------------------------------------------------------------
+
+struct TopK {
+  at::Tensor values;  ///< [groups, k] float64 (float32 sums, widened)
+  at::Tensor ids;     ///< [groups, k] int64: row within the group · V + column
+};
+
+/// For each group of `group` consecutive rows of x [rows, V] (float32, CPU): the k largest
+/// float(live[row]) + x[row][v] over its rows and columns, best first, an equal value after the
+/// lower id. One pass that skips chunks of a row whose maximum cannot enter, and no [rows, V]
+/// sum: what beam search's (live + log_probs).view(groups, -1).topk(k) computes.
+TopK top_k_grouped(const at::Tensor& x, const std::vector<double>& live, int64_t group, int64_t k);
 
 }  // namespace nmt::cpu

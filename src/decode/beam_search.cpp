@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/special_ids.h"
+#include "cpu/kernels.h"
 #include "decode/search.h"
 #include "decode/search_internal.h"
 
@@ -53,12 +54,17 @@ struct Candidates {
 Candidates top_candidates(const at::Tensor& log_probs, const std::vector<double>& live_log_probs,
                           int64_t beam) {
   const int64_t vocab = log_probs.size(1);
+  const int64_t count = std::min(2 * beam, beam * vocab);
+  if (log_probs.device().is_cpu() && log_probs.scalar_type() == at::kFloat) {
+    auto top = cpu::top_k_grouped(log_probs, live_log_probs, beam, count);
+    return {top.values, top.ids, vocab};
+  }
   const auto live = at::tensor(at::ArrayRef<double>(live_log_probs), at::kDouble)
                         .to(log_probs.device(), at::kFloat)
                         .unsqueeze(1);                             // [rows, 1]
   const auto total = (live + log_probs).view({-1, beam * vocab});  // [sentences, beam * vocab]
   // 2·beam candidates always hold at least `beam` that are not eos (one eos per beam at most).
-  auto [values, ids] = total.topk(std::min(2 * beam, beam * vocab), -1);
+  auto [values, ids] = total.topk(count, -1);
   return {values.to(at::kCPU, at::kDouble).contiguous(), ids.to(at::kCPU).contiguous(), vocab};
 }
 

@@ -96,10 +96,11 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
                                                    at::Generator& generator,
                                                    const std::vector<OutputGuide>& guides = {});
 
-/// Batches of indices into `lengths` for decoding: sorted by length (stable), each batch within
+/// Batches of indices into `lengths` for decoding: longest first (stable), each batch within
 /// `batch_tokens` (decode.batch_tokens): sources × `rows_per_source` (the beam or the samples,
 /// DecodeConfig::candidates) × (longest + 1 for eos); a source too long for the budget on its
-/// own forms a batch by itself.
+/// own forms a batch by itself. Towards the end the batches get smaller (each at most a quarter
+/// of the work left, down to an eighth of the budget), so that workers finish together.
 std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
                                                 int64_t batch_tokens, int64_t rows_per_source = 1);
 

@@ -1,0 +1,125 @@
+// Scaled dot-product attention for inference (cpu/kernels.h; the reference: model/attention.cpp).
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+
+#include "cpu/kernels.h"
+#include "cpu/vectorize.h"
+
+namespace nmt::cpu {
+namespace {
+
+/// Element strides of a [B, H, len, D] operand (the last one is 1).
+struct Strides {
+  int64_t b, h, l;
+  explicit Strides(const at::Tensor& t) : b(t.stride(0)), h(t.stride(1)), l(t.stride(2)) {}
+};
+
+/// One head of one batch row: for each of its `queries`, scores against the `keys` keys, the
+/// masked softmax (into `probs` [queries, keys]), and the weighted sum of the values into
+/// `context`, rows `context_stride` apart.
+NMT_VECTOR_CLONES
+void attend_head(const float* q, int64_t q_stride, const float* k, int64_t k_stride, const float* v,
+                 int64_t v_stride, const bool* mask, int64_t mask_q_stride, int64_t mask_l_stride,
+                 int64_t queries, int64_t keys, int64_t dim, float scale, float* probs,
+                 float* context, int64_t context_stride) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < queries; ++i) {
+    const float* qi = q + i * q_stride;
+    float* p = probs + i * keys;
+    float max = kNegInf;
+    for (int64_t j = 0; j < keys; ++j) {
+      const float* kj = k + j * k_stride;
+      float lanes[kLanes] = {};
+      int64_t d = 0;
+      for (; d + kLanes <= dim; d += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lanes[l] += qi[d + l] * kj[d + l];
+      }
+      // Halving sums, which vectorise (a chain of 16 scalar adds per key cost more than the
+      // products at head sizes of 64).
+      for (int width = kLanes / 2; width > 0; width /= 2) {
+        for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+      }
+      float dot = lanes[0];
+      for (; d < dim; ++d) dot += qi[d] * kj[d];
+      const bool keep = mask == nullptr || mask[i * mask_q_stride + j * mask_l_stride];
+      p[j] = keep ? dot * scale : kNegInf;
+      max = p[j] > max ? p[j] : max;
+    }
+    float* out = context + i * context_stride;
+    for (int64_t d = 0; d < dim; ++d) out[d] = 0.0f;
+    if (max == kNegInf) {  // every key masked: no weights, a zero context (never in nmt's masks)
+      for (int64_t j = 0; j < keys; ++j) p[j] = 0.0f;
+      continue;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < keys; ++j) {
+      p[j] = p[j] == kNegInf ? 0.0f : std::exp(p[j] - max);
+      sum += p[j];
+    }
+    const float inverse = 1.0f / sum;
+    for (int64_t j = 0; j < keys; ++j) {
+      p[j] *= inverse;
+      if (p[j] == 0.0f) continue;
+      const float* vj = v + j * v_stride;
+      for (int64_t d = 0; d < dim; ++d) out[d] += p[j] * vj[d];
+    }
+  }
+}
+
+}  // namespace
+
+bool attention_takes(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const at::Tensor& mask) {
+  const auto fits = [](const at::Tensor& t) {
+    return t.dim() == 4 && t.device().is_cpu() && t.scalar_type() == at::kFloat && t.stride(3) == 1;
+  };
+  return !c10::GradMode::is_enabled() && fits(q) && fits(k) && fits(v) && k.sizes() == v.sizes() &&
+         q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3) &&
+         (!mask.defined() || (mask.scalar_type() == at::kBool && mask.device().is_cpu()));
+}
+
+at::Tensor attention_inference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& mask, double scale, at::Tensor* weights) {
+  TORCH_CHECK(attention_takes(q, k, v, mask), "attention_inference: operands it does not take");
+  const int64_t batch = q.size(0), heads = q.size(1), queries = q.size(2), dim = q.size(3);
+  const int64_t keys = k.size(2);
+  auto context = at::empty({batch, queries, heads * dim}, q.options());
+  at::Tensor probs =
+      weights != nullptr ? at::empty({batch, heads, queries, keys}, q.options()) : at::Tensor();
+  // The mask as [B, H, Q, L] strides (0 along the dimensions it broadcasts over).
+  at::Tensor full_mask;
+  if (mask.defined()) full_mask = mask.expand({batch, heads, queries, keys});
+  const Strides qs(q), ks(k), vs(v);
+  const float* q_data = q.data_ptr<float>();
+  const float* k_data = k.data_ptr<float>();
+  const float* v_data = v.data_ptr<float>();
+  const bool* m_data = full_mask.defined() ? full_mask.data_ptr<bool>() : nullptr;
+  float* c_data = context.data_ptr<float>();
+  float* p_data = probs.defined() ? probs.data_ptr<float>() : nullptr;
+  const auto f_scale = float(scale);
+  at::parallel_for(0, batch * heads, 4, [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch(p_data == nullptr ? size_t(queries * keys) : 0);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / heads, h = bh % heads;
+      const bool* m = nullptr;
+      int64_t m_q = 0, m_l = 0;
+      if (m_data != nullptr) {
+        m = m_data + b * full_mask.stride(0) + h * full_mask.stride(1);
+        m_q = full_mask.stride(2), m_l = full_mask.stride(3);
+      }
+      float* p = p_data != nullptr ? p_data + bh * queries * keys : scratch.data();
+      attend_head(q_data + b * qs.b + h * qs.h, qs.l, k_data + b * ks.b + h * ks.h, ks.l,
+                  v_data + b * vs.b + h * vs.h, vs.l, m, m_q, m_l, queries, keys, dim, f_scale, p,
+                  c_data + (b * queries * heads + h) * dim, heads * dim);
+    }
+  });
+  if (weights != nullptr) *weights = probs;
+  return context;
+}
+
+}  // namespace nmt::cpu
