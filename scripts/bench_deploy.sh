@@ -11,7 +11,9 @@
 #   scripts/bench_deploy.sh table      # only the table again, from OUT's runs
 #
 # Each cell runs twice: on the first sentence alone (the start-up: loading the libraries and the
-# model) and on the whole set; the speeds are over the difference. Wall time and peak RSS come
+# model) and on the whole set; the speeds are over the difference. The whole grid runs REPEAT
+# times (3), round after round, and each cell keeps its fastest start-up and its fastest full
+# run: single runs on this 2-core VM vary by ±10% from one minute to the next. Wall time and peak RSS come
 # from /usr/bin/time. Target tokens: the pieces of each system's detokenized output under the
 # model's own SentencePiece model, so both engines are counted alike. BLEU and chrF2 are
 # sacreBLEU's (scripts/reference_metrics.py). nmt decodes with its default workers (one
@@ -30,13 +32,15 @@
 # command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/deploy_table.py writes
 # table.md there and into docs/deploy.md (its section between the deploy-table markers).
 # Environment, besides ct2_check.sh's: CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples),
-# CT2_INTER_THREADS (THREADS), CT2_INTRA_THREADS (1), OUT.
+# CT2_INTER_THREADS (THREADS), CT2_INTRA_THREADS (1), REPEAT (3), OUT.
 source "$(dirname "$0")/ct2_check.sh"
 
 ct2_batch_size=${CT2_BATCH_SIZE:-32}
 ct2_batch_type=${CT2_BATCH_TYPE:-examples}
 ct2_inter=${CT2_INTER_THREADS:-$threads}
 ct2_intra=${CT2_INTRA_THREADS:-1}
+repeat=${REPEAT:-3}
+[[ $repeat =~ ^[1-9][0-9]*$ ]] || die "REPEAT=$repeat: a whole number of rounds, 1 or more"
 name=$(run_name)
 out=${OUT:-docs/results/deploy_$name}
 work=$build/work/deploy_$name
@@ -71,30 +75,32 @@ run_grid() {
   mkdir -p "$work" "$out/hyp"
   prepare_inputs
 
-  local weights b cell kind input n quantization compute cmd
-  for weights in fp32 int8; do
-    for b in 1 "$beam"; do
-      quantization=none compute=float32
-      [[ $weights == int8 ]] && quantization=int8 compute=int8
-      cell=nmt_${weights}_$(search_name "$b")
-      for kind in startup full; do
-        if [[ $kind == full ]]; then input=$work/src.txt n=$sentences
-        else input=$work/first.txt n=1; fi
-        nmt_command "$b" "$input" "$work/$cell.$kind.txt" --quantization "$quantization"
-        measured "$cell" "$kind" "$n" "${cmd[@]}"
-      done
-      gzip -n <"$work/$cell.full.txt" >"$out/hyp/$cell.$tgt_lang.gz"
+  local weights b cell kind input n quantization compute cmd round
+  for ((round = 1; round <= repeat; ++round)); do
+    for weights in fp32 int8; do
+      for b in 1 "$beam"; do
+        quantization=none compute=float32
+        [[ $weights == int8 ]] && quantization=int8 compute=int8
+        cell=nmt_${weights}_$(search_name "$b")
+        for kind in startup full; do
+          if [[ $kind == full ]]; then input=$work/src.txt n=$sentences
+          else input=$work/first.txt n=1; fi
+          nmt_command "$b" "$input" "$work/$cell.$kind.txt" --quantization "$quantization"
+          measured "$cell" "$kind" "$n" "${cmd[@]}"
+        done
+        gzip -n <"$work/$cell.full.txt" >"$out/hyp/$cell.$tgt_lang.gz"
 
-      cell=ct2_${weights}_$(search_name "$b")
-      for kind in startup full; do
-        if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
-        else input=$work/first.pieces n=1; fi
-        ct2_command "$compute" "$b" "$input" "$work/$cell.$kind.pieces" "$ct2_intra" \
-          "$ct2_inter" "$ct2_batch_size" "$ct2_batch_type"
-        measured "$cell" "$kind" "$n" "${cmd[@]}"
+        cell=ct2_${weights}_$(search_name "$b")
+        for kind in startup full; do
+          if [[ $kind == full ]]; then input=$work/src.pieces n=$sentences
+          else input=$work/first.pieces n=1; fi
+          ct2_command "$compute" "$b" "$input" "$work/$cell.$kind.pieces" "$ct2_intra" \
+            "$ct2_inter" "$ct2_batch_size" "$ct2_batch_type"
+          measured "$cell" "$kind" "$n" "${cmd[@]}"
+        done
+        "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$cell.full.pieces" |
+          gzip -n >"$out/hyp/$cell.$tgt_lang.gz"
       done
-      "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$cell.full.pieces" |
-        gzip -n >"$out/hyp/$cell.$tgt_lang.gz"
     done
   done
   # Target tokens of every output under the one target model.
@@ -104,11 +110,13 @@ run_grid() {
       "$(zcat "$hyp" | "$spm_encode" --model="$tgt_spm" --output_format=piece | wc -w)"
   done >"$out/target_tokens.tsv"
   write_meta "$out/meta.json" "$name" "$src_lang" "$tgt_lang" "$limit"
-  /usr/bin/python3 - "$out/meta.json" "$ct2_batch_size" "$ct2_batch_type" "$ct2_inter" "$ct2_intra" <<'EOF'
+  /usr/bin/python3 - "$out/meta.json" "$ct2_batch_size" "$ct2_batch_type" "$ct2_inter" "$ct2_intra" \
+    "$repeat" <<'EOF'
 import json, sys
-path, size, kind, inter, intra = sys.argv[1:]
+path, size, kind, inter, intra, repeat = sys.argv[1:]
 meta = json.load(open(path))
 meta["ct2_batch_size"], meta["ct2_batch_type"] = int(size), kind
+meta["repeat"] = int(repeat)
 meta["ct2_threads"] = {"inter": int(inter), "intra": int(intra)}
 json.dump(meta, open(path, "w"), indent=2)
 EOF

@@ -36,7 +36,7 @@ ENGINES = {"nmt": "nmt", "ct2": "CTranslate2"}
 
 
 def read_runs(path):
-    """{(cell, kind): run} from runs.jsonl."""
+    """{(cell, kind): run} from runs.jsonl: of the rounds, the fastest run of each."""
     runs = {}
     try:
         with open(path, encoding="utf-8") as f:
@@ -44,7 +44,9 @@ def read_runs(path):
                 try:
                     run = json.loads(line)
                     cell = f"{run['engine']}_{run['weights']}_{run['search']}"
-                    runs[(cell, run["kind"])] = run
+                    key = (cell, run["kind"])
+                    if key not in runs or run["wall_s"] < runs[key]["wall_s"]:
+                        runs[key] = run
                 except (ValueError, KeyError) as e:
                     raise TableError(f"{path}:{number}: {e}") from e
     except OSError as e:
@@ -108,7 +110,8 @@ def table(folder):
         f"{meta['max_decoding_length']} pieces; CTranslate2 {meta['ctranslate2']['ref']} "
         f"(ct2-translator, OpenBLAS + ruy, {meta['ct2_threads']['inter']} translator(s) of "
         f"{meta['ct2_threads']['intra']} thread(s), batches of {meta['ct2_batch_size']} "
-        f"{meta['ct2_batch_type']}); nmt with its default workers; {meta['nmt']}, commit {meta['commit']}, {meta['cpu']} "
+        f"{meta['ct2_batch_type']}); nmt with its default workers; each cell the fastest of "
+        f"{meta.get('repeat', 1)} round(s); {meta['nmt']}, commit {meta['commit']}, {meta['cpu']} "
         f"({meta['cores']} cores), {meta['date']}.",
         "",
         row(["engine", "weights", "search", "BLEU", "chrF2", "sent/s", "tgt tok/s",
