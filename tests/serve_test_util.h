@@ -5,7 +5,10 @@
 
 #include <httplib.h>
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -85,6 +88,35 @@ inline httplib::Result post_translate(int port, const std::string& body) {
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(30, 0);
   return client.Post("/translate", body, "application/json");
+}
+
+/// What the browser test (tests/browser/page_test.py) lacks here: "/usr/bin/chromium",
+/// "/usr/bin/chromedriver" or "python3-selenium"; empty when it can run.
+inline std::string missing_browser() {
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromedriver"}) {
+    if (!std::filesystem::exists(path)) return path;
+  }
+  if (std::system("/usr/bin/python3 -c 'import selenium' 2>/dev/null") != 0) {
+    return "python3-selenium";
+  }
+  return "";
+}
+
+/// Runs tests/browser/page_test.py against the server on `port` with `flags`, screenshots into
+/// <cwd>/artifacts/<name>/; returns "" when every check passed, else its output.
+inline std::string run_page_test(int port, const std::string& name, const std::string& flags = "") {
+  const std::filesystem::path artifacts = std::filesystem::current_path() / "artifacts" / name;
+  std::filesystem::remove_all(artifacts);
+  const std::filesystem::path log =
+      std::filesystem::temp_directory_path() / ("nmt_page_test_" + name + ".log");
+  const std::string command =
+      "/usr/bin/python3 " + std::string(NMT_SOURCE_DIR) +
+      "/tests/browser/page_test.py --url http://127.0.0.1:" + std::to_string(port) + " --out " +
+      artifacts.string() + " " + flags + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  const std::string output = read_text(log);
+  return output.empty() ? "page_test.py failed with no output" : output;
 }
 
 }  // namespace nmt::test

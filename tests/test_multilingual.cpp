@@ -17,6 +17,7 @@
 #include <httplib.h>
 
 #include "serve/server.h"
+#include "serve_test_util.h"
 #endif
 
 #include "core/config.h"
@@ -334,7 +335,8 @@ TEST(Multilingual, ValidatesEveryPairAndDecodesTheChosenTarget) {
   ServeOptions options;
   options.port = 0;
   TranslationServer server(std::move(served), options);
-  httplib::Client client("127.0.0.1", server.start());
+  const int port = server.start();
+  httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(30, 0);
   for (const std::string lang : {"de", "xx"}) {
     const auto res = client.Post(
@@ -360,8 +362,21 @@ TEST(Multilingual, ValidatesEveryPairAndDecodesTheChosenTarget) {
     EXPECT_EQ(res->status, 400) << res->body;
     EXPECT_NE(res->body.find(needle), std::string::npos) << res->body;
   }
-  EXPECT_EQ(json::parse(client.Get("/info")->body)["languages"]["pairs"],
-            json::array({"en-de", "en-xx"}));
+  const json languages = json::parse(client.Get("/info")->body)["languages"];
+  EXPECT_EQ(languages["pairs"], json::array({"en-de", "en-xx"}));
+  EXPECT_EQ(languages["targets"], json::array({"de", "xx"}));
+  // The attention map follows the request's target too; there is no default to fall back on.
+  const auto drawn =
+      client.Post("/attention", R"({"text": "a dog .", "tgt_lang": "xx"})", "application/json");
+  ASSERT_TRUE(drawn);
+  EXPECT_EQ(drawn->status, 200) << drawn->body;
+  EXPECT_EQ(client.Post("/attention", R"({"text": "a dog ."})", "application/json")->status, 400);
+  // The page's Languages menu, in headless Chromium (tests/browser/page_test.py, step 9).
+  if (const std::string missing = test::missing_browser(); missing.empty()) {
+    EXPECT_EQ(test::run_page_test(port, "serve_page_languages", "--only-languages"), "");
+  } else if (std::getenv("CI") != nullptr) {
+    ADD_FAILURE() << missing << " is missing (scripts/setup.sh)";
+  }
   server.stop();
 #endif
 }

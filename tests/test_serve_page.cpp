@@ -3,7 +3,6 @@
 #if NMT_HAVE_HTTPLIB
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -171,38 +170,19 @@ TEST(ServeGuides, PrefixAndConstraintsPerTextAndTheirErrors) {
       "text[0]\": the prefix has");
 }
 
-/// Whether the browser test can run here: Chromium, its driver and Selenium.
-std::string missing_browser() {
-  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromedriver"}) {
-    if (!fs::exists(path)) return path;
-  }
-  if (std::system("/usr/bin/python3 -c 'import selenium' 2>/dev/null") != 0) {
-    return "python3-selenium";
-  }
-  return "";
-}
-
 // Types two lines and presses Ctrl+Enter, compares the page with /translate, then the
 // alternatives, markup shown as text, the attention map, a file round trip and a 413 in words
 // (tests/browser/page_test.py). Screenshots: <build>/tests/artifacts/serve_page/.
 TEST(ServePage, WorksInAHeadlessBrowser) {
-  if (const std::string missing = missing_browser(); !missing.empty()) {
+  if (const std::string missing = test::missing_browser(); !missing.empty()) {
     if (std::getenv("CI") != nullptr) FAIL() << missing << " is missing (scripts/setup.sh)";
     GTEST_SKIP() << missing << " is missing: scripts/setup.sh installs the browser test's packages";
   }
   ServeOptions options;
   options.limits.max_text_bytes = 300;  // step 6 sends a longer line
   RunningServer running(options);
-  const fs::path artifacts = fs::current_path() / "artifacts" / "serve_page";
-  fs::remove_all(artifacts);
-  const fs::path log = fs::temp_directory_path() / "nmt_page_test.log";
-  const std::string command =
-      "/usr/bin/python3 " + std::string(NMT_SOURCE_DIR) +
-      "/tests/browser/page_test.py --url http://127.0.0.1:" + std::to_string(running.port) +
-      " --out " + artifacts.string() + " > " + log.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << test::read_text(log);
-  EXPECT_TRUE(fs::exists(artifacts / "02_translated.png"));
+  EXPECT_EQ(test::run_page_test(running.port, "serve_page"), "");
+  EXPECT_TRUE(fs::exists(fs::current_path() / "artifacts" / "serve_page" / "02_translated.png"));
 }
 
 }  // namespace

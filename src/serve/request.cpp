@@ -238,8 +238,10 @@ AttentionRequest parse_attention_request(const std::string& body, const ModelCon
       request.view.layer = integer_field(value, key);
     } else if (key == "head") {
       request.view.head = integer_field(value, key);
+    } else if (key == "tgt_lang") {
+      request.tgt_lang = language_field(value);
     } else {
-      throw bad_request("unknown field \"" + key + "\" (known: text, layer, head)");
+      throw bad_request("unknown field \"" + key + "\" (known: text, layer, head, tgt_lang)");
     }
   }
   try {

@@ -68,10 +68,11 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
 struct AttentionRequest {
   std::string text;       ///< "text": one string
   AttentionOptions view;  ///< "layer" (default -1: the last) and "head" (default -1: the mean)
+  std::string tgt_lang;   ///< "tgt_lang": the target language (empty: the server's)
 };
 
-/// Parses {"text": "...", "layer": L, "head": H}; the indices are checked against `model`
-/// (AttentionOptions::validate). Throws RequestError 400 (413 for a text above the limit).
+/// Parses {"text": "...", "layer": L, "head": H, "tgt_lang": "de"}; the indices are checked against
+/// `model` (AttentionOptions::validate). Throws RequestError 400 (413 for a text above the limit).
 AttentionRequest parse_attention_request(const std::string& body, const ModelConfig& model,
                                          const ServeLimits& limits);
 

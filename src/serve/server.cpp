@@ -284,7 +284,7 @@ void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Re
   try {
     const auto request =
         parse_attention_request(req.body, served.model.front()->config(), options.limits);
-    const std::string tgt_lang = target_of("");
+    const std::string tgt_lang = target_of(request.tgt_lang);
     auto lines = encode_texts({request.text}, [&](const std::string& text, size_t number) {
       auto line = encode_line(served.tokenizer, served.model, text, number);
       line.tgt_lang = tgt_lang;
@@ -350,7 +350,8 @@ json TranslationServer::Impl::info() const {
           {"languages",
            {{"source", served.config.data.src_lang},
             {"target", served.tgt_lang.empty() ? served.config.data.tgt_lang : served.tgt_lang},
-            {"pairs", pair_names(served.config.data)}}},
+            {"pairs", pair_names(served.config.data)},
+            {"targets", target_languages(served.config.data)}}},
           {"vocabulary",
            {{"source", served.tokenizer.src_vocab_size()},
             {"target", served.tokenizer.tgt_vocab_size()},

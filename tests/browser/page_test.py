@@ -15,7 +15,11 @@ Checks, with a screenshot after each step in OUT:
   7. a prefix and a term typed in their fields: each line's translation is /translate's with
      that "prefix" and those "constraints", and starts with the prefix;
   8. a blank line between two keeps the outputs aligned with the lines, and on a phone-sized
-     window (390 px) nothing is wider than the screen.
+     window (390 px) nothing is wider than the screen;
+  9. the Languages menu offers /info's targets; for a model of several (served without a
+     default target, so that a request without "tgt_lang" fails), each chosen target gives
+     /translate's answer with that "tgt_lang", and its attention map.
+With --only-languages, step 9 alone (tests/test_multilingual.cpp: a model of two targets).
 Exits 1 naming the first check that failed.
 """
 
@@ -32,7 +36,7 @@ from selenium.common.exceptions import NoAlertPresentException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 LINES = ["a dog runs .", "two men are playing football ."]
 
@@ -86,6 +90,34 @@ class Page:
     def outputs(self):
         return [e.text for e in self.driver.find_elements(By.CSS_SELECTOR, "#output .best")]
 
+    def attention_shown(self):
+        self.driver.execute_script("document.getElementById('attention-view').replaceChildren();")
+        self.by_id("attention").click()
+        self.wait(lambda: self.by_id("error").text or self.driver.execute_script(
+            "const i = document.getElementById('attention-image');"
+            "return i !== null && i.complete && i.naturalWidth > 0;"), "the attention image")
+        check(not self.by_id("error").text, "attention: " + self.by_id("error").text)
+
+
+def check_languages(page, url, beam):
+    """Step 9: the Languages menu against /info, and each target against /translate."""
+    languages = json.load(urllib.request.urlopen(url + "/info"))["languages"]
+    menu = Select(page.by_id("direction"))
+    values = [o.get_attribute("value") for o in menu.options]
+    check(values == languages["targets"],
+          "the Languages menu offers %s, /info's targets are %s" % (values, languages["targets"]))
+    for lang in languages["targets"]:
+        menu.select_by_value(lang)
+        page.translate(LINES)
+        check(not page.by_id("error").text, "into %s: %s" % (lang, page.by_id("error").text))
+        expected = [t["text"] for t in post(url, "/translate", {
+            "text": LINES, "beam": beam, "nbest": 1, "scores": True,
+            "tgt_lang": lang})["translations"]]
+        check(page.outputs() == expected, "into %s the page shows %s, /translate answers %s"
+              % (lang, page.outputs(), expected))
+        page.attention_shown()
+        page.screenshot("into_" + lang)
+
 
 def check(condition, message):
     if not condition:
@@ -96,6 +128,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", required=True)
     parser.add_argument("--out", required=True, help="screenshots go here")
+    parser.add_argument("--only-languages", action="store_true", help="step 9 alone")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     downloads = tempfile.mkdtemp(prefix="nmt_page_downloads_")
@@ -106,6 +139,11 @@ def main():
         page.wait(lambda: "Model:" in page.by_id("pair").text, "the model's description")
         beam = int(page.by_id("beam").get_attribute("value"))
         page.screenshot("loaded")
+        if args.only_languages:
+            step = "9. the target language"
+            check_languages(page, args.url, beam)
+            print("page_test: every language check passed; screenshots in " + args.out)
+            return 0
 
         step = "1. two lines and Ctrl+Enter"
         page.translate(LINES)
@@ -153,10 +191,7 @@ def main():
 
         step = "4. the attention map"
         page.translate(LINES)
-        page.by_id("attention").click()
-        page.wait(lambda: page.driver.execute_script(
-            "const i = document.getElementById('attention-image');"
-            "return i !== null && i.complete && i.naturalWidth > 0;"), "the attention image")
+        page.attention_shown()
         page.screenshot("attention")
 
         step = "5. a file, uploaded and downloaded"
@@ -215,6 +250,10 @@ def main():
             "const root = document.documentElement; return root.scrollWidth - root.clientWidth;")
         check(wide <= 0, "the page is %d px wider than a 390 px window" % wide)
         page.screenshot("phone")
+
+        step = "9. the target language"
+        page.driver.set_window_size(1000, 1400)
+        check_languages(page, args.url, beam)
     except AssertionError as e:
         print("page_test: %s: %s" % (step, e), file=sys.stderr)
         return 1
