@@ -19,9 +19,49 @@ struct Strides {
   explicit Strides(const at::Tensor& t) : b(t.stride(0)), h(t.stride(1)), l(t.stride(2)) {}
 };
 
+/// Σ of the lanes by halving, which vectorises (a chain of 16 scalar adds per key cost more than
+/// the products at head sizes of 64).
+inline float lane_sum(float* lanes) {
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+  }
+  return lanes[0];
+}
+
+/// q·k_j for the keys j0..j0+3 (rows `k_stride` apart), one pass over q.
+inline void dot4(const float* q, const float* k, int64_t k_stride, int64_t dim, float* dots) {
+  const float *k0 = k, *k1 = k + k_stride, *k2 = k + 2 * k_stride, *k3 = k + 3 * k_stride;
+  float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
+  int64_t d = 0;
+  for (; d + kLanes <= dim; d += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float x = q[d + l];
+      a0[l] += x * k0[d + l], a1[l] += x * k1[d + l], a2[l] += x * k2[d + l],
+          a3[l] += x * k3[d + l];
+    }
+  }
+  dots[0] = lane_sum(a0), dots[1] = lane_sum(a1), dots[2] = lane_sum(a2), dots[3] = lane_sum(a3);
+  for (; d < dim; ++d) {
+    dots[0] += q[d] * k0[d], dots[1] += q[d] * k1[d], dots[2] += q[d] * k2[d],
+        dots[3] += q[d] * k3[d];
+  }
+}
+
+inline float dot1(const float* q, const float* k, int64_t dim) {
+  float lanes[kLanes] = {};
+  int64_t d = 0;
+  for (; d + kLanes <= dim; d += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] += q[d + l] * k[d + l];
+  }
+  float dot = lane_sum(lanes);
+  for (; d < dim; ++d) dot += q[d] * k[d];
+  return dot;
+}
+
 /// One head of one batch row: for each of its `queries`, scores against the `keys` keys, the
 /// masked softmax (into `probs` [queries, keys]), and the weighted sum of the values into
-/// `context`, rows `context_stride` apart.
+/// `context`, rows `context_stride` apart. Keys and values go four at a time, so that the query
+/// and the context row are read and written once per four keys.
 NMT_VECTOR_CLONES
 void attend_head(const float* q, int64_t q_stride, const float* k, int64_t k_stride, const float* v,
                  int64_t v_stride, const bool* mask, int64_t mask_q_stride, int64_t mask_l_stride,
@@ -31,40 +71,35 @@ void attend_head(const float* q, int64_t q_stride, const float* k, int64_t k_str
   for (int64_t i = 0; i < queries; ++i) {
     const float* qi = q + i * q_stride;
     float* p = probs + i * keys;
+    int64_t j = 0;
+    for (; j + 4 <= keys; j += 4) dot4(qi, k + j * k_stride, k_stride, dim, p + j);
+    for (; j < keys; ++j) p[j] = dot1(qi, k + j * k_stride, dim);
     float max = kNegInf;
-    for (int64_t j = 0; j < keys; ++j) {
-      const float* kj = k + j * k_stride;
-      float lanes[kLanes] = {};
-      int64_t d = 0;
-      for (; d + kLanes <= dim; d += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lanes[l] += qi[d + l] * kj[d + l];
-      }
-      // Halving sums, which vectorise (a chain of 16 scalar adds per key cost more than the
-      // products at head sizes of 64).
-      for (int width = kLanes / 2; width > 0; width /= 2) {
-        for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-      }
-      float dot = lanes[0];
-      for (; d < dim; ++d) dot += qi[d] * kj[d];
+    for (j = 0; j < keys; ++j) {
       const bool keep = mask == nullptr || mask[i * mask_q_stride + j * mask_l_stride];
-      p[j] = keep ? dot * scale : kNegInf;
+      p[j] = keep ? p[j] * scale : kNegInf;
       max = p[j] > max ? p[j] : max;
     }
     float* out = context + i * context_stride;
     for (int64_t d = 0; d < dim; ++d) out[d] = 0.0f;
     if (max == kNegInf) {  // every key masked: no weights, a zero context (never in nmt's masks)
-      for (int64_t j = 0; j < keys; ++j) p[j] = 0.0f;
+      for (j = 0; j < keys; ++j) p[j] = 0.0f;
       continue;
     }
     float sum = 0.0f;
-    for (int64_t j = 0; j < keys; ++j) {
+    for (j = 0; j < keys; ++j) {
       p[j] = p[j] == kNegInf ? 0.0f : std::exp(p[j] - max);
       sum += p[j];
     }
     const float inverse = 1.0f / sum;
-    for (int64_t j = 0; j < keys; ++j) {
-      p[j] *= inverse;
-      if (p[j] == 0.0f) continue;
+    for (j = 0; j < keys; ++j) p[j] *= inverse;
+    for (j = 0; j + 4 <= keys; j += 4) {
+      const float* v0 = v + j * v_stride;
+      const float *v1 = v0 + v_stride, *v2 = v1 + v_stride, *v3 = v2 + v_stride;
+      const float p0 = p[j], p1 = p[j + 1], p2 = p[j + 2], p3 = p[j + 3];
+      for (int64_t d = 0; d < dim; ++d) out[d] += p0 * v0[d] + p1 * v1[d] + p2 * v2[d] + p3 * v3[d];
+    }
+    for (; j < keys; ++j) {
       const float* vj = v + j * v_stride;
       for (int64_t d = 0; d < dim; ++d) out[d] += p[j] * vj[d];
     }
