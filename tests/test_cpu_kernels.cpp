@@ -196,8 +196,6 @@ TEST(CpuKernels, ExpNonpositiveIsCloseToStdExp) {
   EXPECT_EQ(cpu::exp_nonpositive(-1000.0f), cpu::exp_nonpositive(-87.0f));
 }
 
-// The dropout mask drops about p of the elements, its threshold is p·2^32, and masks of two
-// seeds differ.
 /// softmax(q·kᵀ·scale, where mask)·v in LibTorch's ops, heads concatenated: [B, Q, H·D].
 torch::Tensor attention_reference(const torch::Tensor& q, const torch::Tensor& k,
                                   const torch::Tensor& v, const torch::Tensor& mask, double scale,
@@ -285,6 +283,8 @@ TEST(CpuKernels, GroupedTopKMatchesTheTensorTopK) {
   EXPECT_EQ(few.values[0][3].item<double>(), -INFINITY);
 }
 
+// The dropout mask drops about p of the elements, its threshold is p·2^32, and masks of two
+// seeds differ.
 TEST(CpuKernels, HashKeepsDropsAboutPAndDependsOnTheSeed) {
   const uint32_t threshold = uint32_t(0.25 * 4294967296.0);
   int64_t kept = 0, same = 0;

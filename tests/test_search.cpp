@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <vector>
 
@@ -161,7 +162,7 @@ TEST(Search, DecodeAllKeepsInputOrder) {
 }
 
 /// Counts decode_all's batches: it asks its stop check once before each.
-int batches_asked = 0;
+std::atomic<int> batches_asked{0};  // workers ask from their threads
 bool count_batch() {
   ++batches_asked;
   return false;
@@ -169,15 +170,14 @@ bool count_batch() {
 
 TEST(Search, DecodeBudgetCountsEveryBeamAndSampleRow) {
   auto model = trained_model();
-  // 40 sources of 3 tokens: 4 with eos. A budget of 32 holds 8 decoded rows (the first
-  // batches: the work left is over 4 budgets).
+  // 40 sources of 3 tokens: 4 with eos. A budget of 32 holds 8 decoded rows.
   const std::vector<int64_t> lengths(40, 3);
   const auto sources = source_ids(random_sources(lengths, 5), lengths);
-  const auto batches_of = [&](DecodeConfig config) {
+  const auto batches_of = [&](DecodeConfig config, int64_t workers = 1) {
     config.batch_tokens = 32;
     batches_asked = 0;
-    decode_all(model, sources, config, at::kCPU, &count_batch);
-    return static_cast<size_t>(batches_asked);
+    decode_all(model, sources, config, at::kCPU, &count_batch, workers);
+    return static_cast<size_t>(batches_asked.load());
   };
   const auto greedy = decode_batches(lengths, 32, 1), four = decode_batches(lengths, 32, 4);
   EXPECT_EQ(greedy.front().size(), 8u);  // greedy: 8 rows x 4
@@ -188,14 +188,21 @@ TEST(Search, DecodeBudgetCountsEveryBeamAndSampleRow) {
   auto sampling = decode_config(1, 1);
   sampling.sample = 4;
   EXPECT_EQ(batches_of(sampling), four.size());
+  // Several workers take tapered batches (smaller at the end), one worker whole ones.
+  const auto tapered = decode_batches(lengths, 32, 1, /*taper=*/true);
+  ASSERT_GT(tapered.size(), greedy.size());
+  EXPECT_EQ(batches_of(decode_config(1, 1), /*workers=*/2), tapered.size());
 }
 
 TEST(Search, DecodeBatchesGetSmallerTowardsTheEndLongestFirst) {
   // 100 sources of 9 tokens (10 with eos), budget 100: full batches of 10 while the work left
   // is 4 budgets or more, then each at most a quarter of what is left, down to 100 / 8 tokens.
   std::vector<int64_t> lengths(100, 9);
-  lengths[37] = 20;  // the longest leads the first batch
-  const auto batches = decode_batches(lengths, 100);
+  lengths[37] = 20;                                 // the longest leads the first batch
+  const auto whole = decode_batches(lengths, 100);  // untapered (one worker): full batches
+  EXPECT_EQ(whole.size(), 11u);
+  EXPECT_EQ(whole.back().size(), 6u);
+  const auto batches = decode_batches(lengths, 100, 1, /*taper=*/true);
   ASSERT_GE(batches.size(), 12u);
   EXPECT_EQ(batches.front().front(), 37u);
   EXPECT_EQ(batches[1].size(), 10u);

@@ -28,6 +28,7 @@ float max_of(const float* x, int64_t n) {
 }
 
 /// The k largest values offered so far, best first; an equal value ranks after those before it.
+/// (max_of skips NaNs, so a chunk whose only candidates are NaN is skipped, as -inf would be.)
 class Best {
  public:
   explicit Best(int64_t k) : k_(size_t(k)) {
@@ -37,6 +38,8 @@ class Best {
   bool full() const { return values_.size() == k_; }
   float worst() const { return values_.back(); }
   void offer(float value, int64_t id) {
+    // A NaN (from a broken model) ranks as -inf: it must not become the bar for the rest.
+    if (value != value) value = -std::numeric_limits<float>::infinity();
     if (full() && !(value > worst())) return;
     size_t at = values_.size();
     while (at > 0 && value > values_[at - 1]) --at;

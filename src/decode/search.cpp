@@ -199,7 +199,8 @@ std::vector<Hypothesis> greedy_search_naive(Seq2Seq& model, const at::Tensor& sr
 }
 
 std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
-                                                int64_t batch_tokens, int64_t rows_per_source) {
+                                                int64_t batch_tokens, int64_t rows_per_source,
+                                                bool taper) {
   std::vector<size_t> order(lengths.size());
   std::iota(order.begin(), order.end(), 0);
   // Longest first: the first source of a batch is its longest.
@@ -208,11 +209,12 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
   const auto cost = [&](size_t index) { return rows_per_source * (lengths[index] + 1); };
   int64_t left = 0;  // the work not in a batch yet, in tokens without padding
   for (const size_t index : order) left += cost(index);
-  // Each batch takes at most a quarter of the work left, and no less than an eighth of the
-  // budget: the last batches get smaller, so decoding workers that take the next batch in turn
-  // finish close together (5 full batches for 2 workers left one idle for a fifth of the run).
-  // The split depends on the sources and the budget only, never on the number of workers.
+  // Tapered: each batch takes at most a quarter of the work left, and no less than an eighth of
+  // the budget, so the last batches get smaller and decoding workers that take the next batch
+  // in turn finish close together (5 full batches for 2 workers left one idle for a fifth of
+  // the run). One worker gains nothing from it, and loses speed to the smaller batches.
   const auto budget_for = [&](int64_t work_left) {
+    if (!taper) return batch_tokens;
     return std::clamp<int64_t>(work_left / 4, std::max<int64_t>(1, batch_tokens / 8), batch_tokens);
   };
   std::vector<std::vector<size_t>> batches;
@@ -289,7 +291,11 @@ std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
       members.push_back(i);
       member_lengths.push_back(lengths[i]);
     }
-    for (auto batch : decode_batches(member_lengths, config.batch_tokens, config.candidates())) {
+    // Several workers share the batches, so they taper (whatever their number: 2 and 8 workers
+    // decode the same batches); one worker (the server's, CUDA's, --workers 1) gets whole ones.
+    const bool taper = workers > 1 && config.sample == 0;
+    for (auto batch :
+         decode_batches(member_lengths, config.batch_tokens, config.candidates(), taper)) {
       for (auto& index : batch) index = members[index];
       batches.push_back(std::move(batch));
     }

@@ -99,10 +99,11 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
 /// Batches of indices into `lengths` for decoding: longest first (stable), each batch within
 /// `batch_tokens` (decode.batch_tokens): sources × `rows_per_source` (the beam or the samples,
 /// DecodeConfig::candidates) × (longest + 1 for eos); a source too long for the budget on its
-/// own forms a batch by itself. Towards the end the batches get smaller (each at most a quarter
-/// of the work left, down to an eighth of the budget), so that workers finish together.
+/// own forms a batch by itself. With `taper` the last batches get smaller (each at most a quarter
+/// of the work left, down to an eighth of the budget), so that several workers finish together.
 std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& lengths,
-                                                int64_t batch_tokens, int64_t rows_per_source = 1);
+                                                int64_t batch_tokens, int64_t rows_per_source = 1,
+                                                bool taper = false);
 
 /// Decodes already encoded sources (ids without eos) in token-budget batches sorted by length;
 /// results come back in input order (config.nbest per input). Uses greedy_search when beam == 1,
@@ -113,8 +114,10 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
 /// `stop` (optional) is asked before each batch; once it says true decoding ends there and the
 /// sources not yet decoded keep an empty hypothesis list (a decoded source always has one).
 /// `workers` > 1 decodes that many batches at once, each on its own thread with an equal share
-/// of the caller's intra-op threads (at least one) and the caller's autocast; the batches and so
-/// the outputs are the same as with one. Sampling always uses one (its generator is shared).
+/// of the caller's intra-op threads (at least one) and the caller's autocast, on tapered batches
+/// (decode_batches): the batches and so the outputs are the same for any number of workers above
+/// one, and can differ from one worker's whole batches by float rounding. Sampling always uses
+/// one (its generator is shared).
 /// `guides`: one per source (or empty), each checked by check_guide (an nmt::Error naming the
 /// source); a source with constraints is beam searched (constrained) whatever decode.beam is.
 std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
