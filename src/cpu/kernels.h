@@ -11,8 +11,8 @@
 // and tests/test_cpu_kernels.cpp compares each kernel with that reference. They exist because
 // LibTorch's composite versions were profiled as a large share of a small Transformer's training
 // step on a 2-core CPU (the loss about half, CPU bernoulli 13%, Adam's seven ops per parameter)
-// or of its decoding (LibTorch 1.13's CPU bmm runs one GEMM call per batch row and head: over
-// half of greedy decoding's time went to the attention's two bmm).
+// or of its decoding (LibTorch 1.13's CPU bmm runs one GEMM call per batch row and head: the
+// attention kernel took a tenth off greedy decoding, docs/deploy.md).
 // The loops are plain C++ that GCC vectorises and clones for AVX-512/AVX2 (cpu/vectorize.h).
 
 #include <cstdint>
