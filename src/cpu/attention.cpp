@@ -58,16 +58,33 @@ inline float dot1(const float* q, const float* k, int64_t dim) {
   return dot;
 }
 
-/// One head of one batch row: for each of its `queries`, scores against the `keys` keys, the
-/// masked softmax (into `probs` [queries, keys]), and the weighted sum of the values into
-/// `context`, rows `context_stride` apart. Keys and values go four at a time, so that the query
-/// and the context row are read and written once per four keys.
+/// One head of one batch row: its operands' first elements and the strides between their rows.
+struct Head {
+  const float *q, *k, *v;
+  int64_t q_stride, k_stride, v_stride;
+  const bool* mask;  ///< null: no mask
+  int64_t mask_q_stride, mask_l_stride;
+  int64_t queries, keys, dim;
+  float scale;
+  float* probs;    ///< [queries, keys]
+  float* context;  ///< rows context_stride apart
+  int64_t context_stride;
+};
+
+/// For each of the head's queries: scores against its keys, the masked softmax (into probs),
+/// and the weighted sum of the values into its context row. Keys and values go four at a time,
+/// so that the query and the context row are read and written once per four keys.
 NMT_VECTOR_CLONES
-void attend_head(const float* q, int64_t q_stride, const float* k, int64_t k_stride, const float* v,
-                 int64_t v_stride, const bool* mask, int64_t mask_q_stride, int64_t mask_l_stride,
-                 int64_t queries, int64_t keys, int64_t dim, float scale, float* probs,
-                 float* context, int64_t context_stride) {
+void attend_head(const Head& head) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const float *q = head.q, *k = head.k, *v = head.v;
+  const int64_t q_stride = head.q_stride, k_stride = head.k_stride, v_stride = head.v_stride;
+  const bool* mask = head.mask;
+  const int64_t mask_q_stride = head.mask_q_stride, mask_l_stride = head.mask_l_stride;
+  const int64_t queries = head.queries, keys = head.keys, dim = head.dim;
+  const float scale = head.scale;
+  float *probs = head.probs, *context = head.context;
+  const int64_t context_stride = head.context_stride;
   for (int64_t i = 0; i < queries; ++i) {
     const float* qi = q + i * q_stride;
     float* p = probs + i * keys;
@@ -148,9 +165,9 @@ at::Tensor attention_inference(const at::Tensor& q, const at::Tensor& k, const a
         m_q = full_mask.stride(2), m_l = full_mask.stride(3);
       }
       float* p = p_data != nullptr ? p_data + bh * queries * keys : scratch.data();
-      attend_head(q_data + b * qs.b + h * qs.h, qs.l, k_data + b * ks.b + h * ks.h, ks.l,
-                  v_data + b * vs.b + h * vs.h, vs.l, m, m_q, m_l, queries, keys, dim, f_scale, p,
-                  c_data + (b * queries * heads + h) * dim, heads * dim);
+      attend_head({q_data + b * qs.b + h * qs.h, k_data + b * ks.b + h * ks.h,
+                   v_data + b * vs.b + h * vs.h, qs.l, ks.l, vs.l, m, m_q, m_l, queries, keys, dim,
+                   f_scale, p, c_data + (b * queries * heads + h) * dim, heads * dim});
     }
   });
   if (weights != nullptr) *weights = probs;
