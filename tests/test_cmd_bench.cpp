@@ -42,8 +42,9 @@ TEST(CmdBench, UnknownBenchmarkNamesTheAvailableOnes) {
   const auto dir = test::temp_dir("bench_cli");
   const auto run = run_nmt("bench fly", "", dir);
   EXPECT_EQ(run.code, 2);
-  EXPECT_EQ(run.err,
-            "error: nmt bench: unknown benchmark 'fly' (available: matmul, decode, train)\n");
+  EXPECT_EQ(
+      run.err,
+      "error: nmt bench: unknown benchmark 'fly' (available: matmul, decode, linear, train)\n");
 }
 
 // One row per size (256 to 2048 on the CPU) with two positive rates, then the best of each.
@@ -73,6 +74,38 @@ TEST(CmdBench, MatmulTimesTheGivenSizes) {
   const auto tpu = run_nmt("bench matmul --device tpu --sizes 32", "", dir);
   EXPECT_EQ(tpu.code, 2);
   EXPECT_EQ(tpu.err, "error: device 'tpu' is not valid: use auto, cpu, cuda or cuda:N\n");
+}
+
+// One row per rows × shape with two positive rates, and the packed kernel's output within float
+// rounding of LibTorch's (the kernel's own tests: test_packed_linear.cpp); its errors.
+TEST(CmdBench, LinearTimesBothWaysForEachShape) {
+  const auto dir = test::temp_dir("bench_linear");
+  const auto run = run_nmt("bench linear --rows 2,13 --shapes 16x40,33x7", "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::regex row(
+      R"(^\s*(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)x\s+(\S+)\s*$)");
+  std::vector<std::string> shapes;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    shapes.push_back(m[1].str() + ":" + m[2].str() + "x" + m[3].str());
+    EXPECT_GT(std::stod(m[4]), 0.0) << line;
+    if (run.out.find("packed kernel: none") == std::string::npos) {
+      EXPECT_GT(std::stod(m[5]), 0.0) << line;
+      EXPECT_LT(std::stod(m[7]), 1e-4) << line;
+    }
+  }
+  EXPECT_EQ(shapes, (std::vector<std::string>{"2:16x40", "2:33x7", "13:16x40", "13:33x7"}))
+      << run.out;
+  const auto bad = run_nmt("bench linear --shapes 256", "", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "error: bench linear: --shapes '256' is not valid: use INxOUT, each 1..65536, e.g. "
+            "256x1024\n");
+  const auto rows = run_nmt("bench linear --rows 0", "", dir);
+  EXPECT_EQ(rows.code, 2);
+  EXPECT_EQ(rows.err, "error: bench linear: --rows 0 is not valid: use 1..65536\n");
 }
 
 // Three sentences: the naive loop, cached greedy and beam 2 each decode them, and the naive and

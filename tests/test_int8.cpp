@@ -120,7 +120,7 @@ TEST(Int8, AQuantizedModelFollowsTheFloatModel) {
   const at::Tensor reference = at::log_softmax(model->forward(src, tgt), -1);
   const std::string what = quantize_int8(model);
   EXPECT_NE(what.find("int8 weights for "), std::string::npos) << what;
-  EXPECT_TRUE(bool(model->decoder->tied_int8) || bool(model->decoder->output->int8));
+  EXPECT_TRUE(bool(model->decoder->tied_twin) || bool(model->decoder->output->twin));
   const at::Tensor quantized = at::log_softmax(model->forward(src, tgt), -1);
   const at::Tensor p = reference.exp();
   // KL(float || int8) per position, and the same best token at nearly every position.

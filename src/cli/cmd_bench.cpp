@@ -13,6 +13,7 @@
 #include "cli/runtime.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "cpu/packed_linear.h"
 #include "data/corpus.h"
 #include "decode/benchmark.h"
 #include "train/bench.h"
@@ -116,15 +117,21 @@ int run_bench_train(int argc, char** argv) {
   return 0;
 }
 
+/// The --threads option of the CPU benchmarks: `fallback` threads unless given.
+void add_threads_option(cxxopts::Options& options, const char* fallback) {
+  options.add_options()("threads", "CPU threads (0: one per core)",
+                        cxxopts::value<int64_t>()->default_value(fallback), "N");
+}
+
 int run_bench_matmul(int argc, char** argv) {
   cxxopts::Options options(argv[0],
                            "This machine's matmul ceiling: GFLOP/s of square fp32 and bf16 "
                            "matrix products at several sizes (nmt bench train compares the "
                            "model's FLOP/s with the best of each column).\n\n"
                            "  nmt bench matmul --threads 2\n  nmt bench matmul --device cuda\n");
-  options.add_options()("threads", "CPU threads (0: one per core)",
-                        cxxopts::value<int64_t>()->default_value("0"), "N")(
-      "device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))(
+  add_threads_option(options, "0");
+  options.add_options()("device", "auto | cpu | cuda | cuda:N",
+                        cxxopts::value<std::string>()->default_value("auto"))(
       "sizes", "square sizes to time, e.g. 64,256 (default: the ceiling's sizes for the device)",
       cxxopts::value<std::vector<int64_t>>(), "N,N,...");
   cxxopts::ParseResult args;
@@ -152,9 +159,73 @@ int run_bench_matmul(int argc, char** argv) {
   return 0;
 }
 
+/// "256x1024" -> {256, 1024}; an nmt::Error naming the value otherwise.
+std::pair<int64_t, int64_t> parse_shape(const std::string& shape) {
+  const auto x = shape.find('x');
+  try {
+    size_t used_in = 0, used_out = 0;
+    const int64_t in = std::stoll(shape.substr(0, x), &used_in);
+    const int64_t out = std::stoll(shape.substr(x + 1), &used_out);
+    if (x != std::string::npos && used_in == x && used_out == shape.size() - x - 1 && in >= 1 &&
+        in <= 65536 && out >= 1 && out <= 65536) {
+      return {in, out};
+    }
+  } catch (const std::exception&) {
+  }
+  throw Error("bench linear: --shapes '" + shape +
+              "' is not valid: use INxOUT, each 1..65536, e.g. 256x1024");
+}
+
+int run_bench_linear(int argc, char** argv) {
+  cxxopts::Options options(
+      argv[0],
+      "float32 linear layers as CPU decoding meets them: GFLOP/s of LibTorch's x·Wᵀ + b "
+      "(OpenBLAS, which packs W at every call) against nmt's kernel with W packed once "
+      "(cpu/packed_linear.h, what float32 decoding on a CPU uses), for a few rows at a time.\n\n"
+      "  nmt bench linear --threads 1\n"
+      "  nmt bench linear --rows 5,50 --shapes 512x2048,2048x512\n");
+  add_threads_option(options, "1");
+  options.add_options()("rows", "rows per product (the sentences or hypotheses of a decoder step)",
+                        cxxopts::value<std::vector<int64_t>>()->default_value("8,32,100,300"),
+                        "N,N,...")(
+      "shapes",
+      "INxOUT of each layer (default: the default model's d_model 256, d_ff 1024, "
+      "vocabulary 4000)",
+      cxxopts::value<std::vector<std::string>>()->default_value(
+          "256x256,256x1024,1024x256,256x4000"),
+      "INxOUT,...");
+  cxxopts::ParseResult args;
+  if (!parse(options, argc, argv, args)) return 0;
+  configure_threads(args["threads"].as<int64_t>());
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (const auto& shape : args["shapes"].as<std::vector<std::string>>()) {
+    shapes.push_back(parse_shape(shape));
+  }
+  const auto rows = args["rows"].as<std::vector<int64_t>>();
+  for (const int64_t n : rows) {
+    if (n < 1 || n > 65536) {
+      throw Error("bench linear: --rows " + std::to_string(n) + " is not valid: use 1..65536");
+    }
+  }
+  std::printf("%s; packed kernel: %s\n%6s %6s %6s %16s %14s %8s %10s\n",
+              describe_device(at::kCPU).c_str(), cpu::gemm_isa_name(cpu::gemm_isa()).c_str(),
+              "rows", "in", "out", "LibTorch GFLOP/s", "packed GFLOP/s", "speed-up", "max |diff|");
+  for (const int64_t n : rows) {
+    for (const auto& [in, out] : shapes) {
+      const LinearTiming t = benchmark_linear(n, in, out);
+      std::printf("%6lld %6lld %6lld %16.1f %14.1f %7.2fx %10.2g\n", static_cast<long long>(n),
+                  static_cast<long long>(in), static_cast<long long>(out), t.libtorch_gflops,
+                  t.packed_gflops, t.packed_gflops / t.libtorch_gflops, t.max_difference);
+    }
+  }
+  return 0;
+}
+
 const std::vector<Benchmark> kBenchmarks = {
     {"matmul", "this machine's fp32/bf16 matmul ceiling (GFLOP/s)", run_bench_matmul},
     {"decode", "naive vs batched cached greedy vs beam search", run_bench_decode},
+    {"linear", "float32 linear layers: LibTorch against the packed kernel (GFLOP/s)",
+     run_bench_linear},
     {"train", "training throughput (tokens/s, FLOP/s vs the matmul ceiling)", run_bench_train},
 };
 

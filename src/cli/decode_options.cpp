@@ -209,6 +209,9 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
   const auto decode = decode_config_from_args(session.loaded.config.decode, args);
   if (decode.quantization == Quantization::kInt8) {
     for (auto& member : members) session.weights = quantize_int8(member);
+  } else if (device.is_cpu() && !InheritedAutocast::State::current().cpu && packing_available()) {
+    // float32 on the CPU: the weights packed once, rather than by OpenBLAS at every product.
+    for (auto& member : members) session.weights = pack_float32(member);
   }
   session.models = Ensemble(std::move(members));
   session.translator =

@@ -59,7 +59,7 @@ struct DecodeSession {
   at::Device device;                        ///< where the model runs
   std::unique_ptr<AutocastGuard> autocast;  ///< bf16 autocast while the session lives
   std::unique_ptr<Translator> translator;
-  std::string weights = "float weights";  ///< or what --quantization int8 did (for reports)
+  std::string weights = "float weights";  ///< or how they were laid out for the CPU (reports)
   std::vector<std::filesystem::path> checkpoints;  ///< every member's file, in order
   Ensemble models{Seq2Seq{nullptr}};               ///< the model, or the ensemble
   /// The pair it translates (--tgt-lang, or the model's only target); empty for a model of

@@ -338,8 +338,9 @@ struct DecodeConfig {
   int64_t sample = 0;
   double epsilon = 0.02;
   int64_t seed = 1;  ///< sampling seed: the same inputs, seed and batches give the same samples
-  /// Weights of the linear layers when decoding on a CPU: none (as the checkpoint has them) or
-  /// int8 (quantized per output row when the model loads, activations per row at each step;
+  /// Weights of the linear layers when decoding on a CPU: none (as the checkpoint has them; in
+  /// float32 on a CPU with AVX2, packed once for nmt's GEMM kernel, cpu/packed_linear.h) or int8
+  /// (quantized per output row when the model loads, activations per row at each step;
   /// cpu/int8_linear.h). Training and teacher-forced scores ignore it.
   Quantization quantization = Quantization::kNone;
 

@@ -17,6 +17,8 @@
 
 #include <ATen/ATen.h>
 
+#include "cpu/inference_linear.h"
+
 namespace nmt::cpu {
 
 /// Whether this build has int8 matmuls (built with oneDNN: Debian's libdnnl-dev).
@@ -28,18 +30,18 @@ std::string int8_describe();
 
 /// One linear layer y = x·Wᵀ + b with int8 weights. Immutable after construction: forward may
 /// run on several threads at once.
-class Int8Linear {
+class Int8Linear : public InferenceLinear {
  public:
   /// weight [out, in] and bias [out] (or undefined), any floating dtype, on the CPU.
   /// `activation_bits`: 8 or 7 (0: 8 with VNNI, else 7; 8 without VNNI can saturate). Throws
   /// std::runtime_error when !int8_available().
   Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int activation_bits = 0);
-  ~Int8Linear();
+  ~Int8Linear() override;
   Int8Linear(const Int8Linear&) = delete;
   Int8Linear& operator=(const Int8Linear&) = delete;
 
   /// x [..., in] (float32 or bfloat16, CPU) -> y [..., out] float32.
-  at::Tensor forward(const at::Tensor& x) const;
+  at::Tensor forward(const at::Tensor& x) const override;
 
   int64_t in_features() const;
   int64_t out_features() const;

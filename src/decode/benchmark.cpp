@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
+#include <memory>
 
 #include "core/special_ids.h"
+#include "cpu/packed_linear.h"
 #include "decode/search.h"
 
 namespace nmt {
@@ -72,6 +75,39 @@ int64_t count_differences(const DecodeTiming& a, const DecodeTiming& b) {
     differences += a.outputs[i] != b.outputs[i] ? 1 : 0;
   }
   return differences;
+}
+
+LinearTiming benchmark_linear(int64_t rows, int64_t in, int64_t out, int64_t layers) {
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> weights, biases;
+  std::vector<std::unique_ptr<cpu::PackedLinear>> packed;
+  const bool kernel = cpu::gemm_isa() != cpu::GemmIsa::kNone;
+  for (int64_t i = 0; i < layers; ++i) {
+    weights.push_back(at::randn({out, in}) / std::sqrt(double(in)));
+    biases.push_back(at::randn({out}));
+    if (kernel) packed.push_back(std::make_unique<cpu::PackedLinear>(weights[i], biases[i]));
+  }
+  const at::Tensor x = at::randn({rows, in});
+  const auto gflops = [&](const std::function<void(size_t)>& layer) {
+    double best = 1e30;
+    for (int round = 0; round < 5; ++round) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int repeat = 0; repeat < 4; ++repeat) {
+        for (size_t i = 0; i < weights.size(); ++i) layer(i);
+      }
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return 2.0 * double(rows * in * out) * double(4 * weights.size()) / best / 1e9;
+  };
+  LinearTiming timing{rows, in, out};
+  timing.libtorch_gflops = gflops([&](size_t i) { at::linear(x, weights[i], biases[i]); });
+  if (kernel) {
+    timing.packed_gflops = gflops([&](size_t i) { packed[i]->forward(x); });
+    timing.max_difference =
+        (packed[0]->forward(x) - at::linear(x, weights[0], biases[0])).abs().max().item<double>();
+  }
+  return timing;
 }
 
 }  // namespace nmt

@@ -34,4 +34,16 @@ std::vector<DecodeTiming> benchmark_decoding(Seq2Seq& model,
 /// Number of sources whose outputs differ between two timings (same sources).
 int64_t count_differences(const DecodeTiming& a, const DecodeTiming& b);
 
+/// A float32 linear layer x [rows, in] · Wᵀ + b timed both ways decoding can run it.
+struct LinearTiming {
+  int64_t rows = 0, in = 0, out = 0;
+  double libtorch_gflops = 0.0;  ///< at::linear (OpenBLAS's sgemm, which packs W at every call)
+  double packed_gflops = 0.0;    ///< cpu::PackedLinear (W packed once), 0 without a kernel
+  double max_difference = 0.0;   ///< largest |difference| between the two outputs
+};
+
+/// Times one layer of each shape the way a decoder step meets it: `layers` weight matrices
+/// used in turn, so that they are out of the caches as in a step through a model; fastest of 5.
+LinearTiming benchmark_linear(int64_t rows, int64_t in, int64_t out, int64_t layers = 16);
+
 }  // namespace nmt

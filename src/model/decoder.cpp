@@ -151,7 +151,7 @@ DecoderOutput DecoderImpl::hidden(const at::Tensor& tgt, const at::Tensor& memor
 
 at::Tensor DecoderImpl::project(const at::Tensor& hidden_states) {
   if (output) return output->forward(hidden_states);
-  if (tied_int8) return tied_int8->forward(hidden_states);
+  if (tied_twin) return tied_twin->forward(hidden_states);
   return at::linear(hidden_states, embeddings->token_weight(), output_bias);
 }
 

@@ -117,8 +117,8 @@ class DecoderImpl : public torch::nn::Module {
   torch::nn::LayerNorm final_norm{nullptr};  ///< only with pre-norm
   Linear output{nullptr};                    ///< untied output projection, or null
   at::Tensor output_bias;                    ///< bias of the tied projection, or undefined
-  /// int8 twin of the tied projection (model/quantize.h), or null
-  std::shared_ptr<const cpu::Int8Linear> tied_int8;
+  /// the tied projection laid out for a CPU kernel (model/quantize.h), or null
+  std::shared_ptr<const cpu::InferenceLinear> tied_twin;
 };
 TORCH_MODULE(Decoder);
 

@@ -1,13 +1,51 @@
 #include "model/quantize.h"
 
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
 #include "core/error.h"
 #include "cpu/int8_linear.h"
+#include "cpu/packed_linear.h"
 #include "model/linear.h"
 
 namespace nmt {
+
+namespace {
+
+using MakeTwin = std::function<std::shared_ptr<const cpu::InferenceLinear>(const at::Tensor& weight,
+                                                                           const at::Tensor& bias)>;
+
+/// Gives every linear layer of `model` the twin `make` builds; returns how many it gave.
+/// `what` names the option in errors ("--quantization int8").
+int64_t set_twins(Seq2Seq& model, const std::string& what, const MakeTwin& make) {
+  for (const auto& parameter : model->parameters()) {
+    if (!parameter.device().is_cpu()) {
+      throw Error(what + " decodes on the CPU only (the model is on " + parameter.device().str() +
+                  "); use --device cpu, or --precision bf16 on CUDA");
+    }
+  }
+  int64_t layers = 0;
+  try {
+    for (const auto& module : model->modules(/*include_self=*/false)) {
+      if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module)) {
+        linear->twin = make(linear->weight, linear->bias);
+        ++layers;
+      }
+    }
+    auto& decoder = model->decoder;
+    if (!decoder->output) {
+      decoder->tied_twin = make(decoder->embeddings->token_weight(), decoder->output_bias);
+      ++layers;
+    }
+  } catch (const std::exception& e) {
+    throw Error(what + ": " + e.what());
+  }
+  return layers;
+}
+
+}  // namespace
 
 std::string quantize_int8(Seq2Seq& model) {
   if (!cpu::int8_available()) {
@@ -15,31 +53,32 @@ std::string quantize_int8(Seq2Seq& model) {
         "--quantization int8: this nmt was built without oneDNN (apt-get install libdnnl-dev, "
         "then rebuild); use --quantization none");
   }
-  for (const auto& parameter : model->parameters()) {
-    if (!parameter.device().is_cpu()) {
-      throw Error("--quantization int8 decodes on the CPU only (the model is on " +
-                  parameter.device().str() + "); use --device cpu, or --precision bf16 on CUDA");
-    }
-  }
-  int64_t layers = 0;
-  try {
-    for (const auto& module : model->modules(/*include_self=*/false)) {
-      if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module)) {
-        linear->int8 = std::make_shared<const cpu::Int8Linear>(linear->weight, linear->bias);
-        ++layers;
-      }
-    }
-    auto& decoder = model->decoder;
-    if (!decoder->output) {
-      decoder->tied_int8 = std::make_shared<const cpu::Int8Linear>(
-          decoder->embeddings->token_weight(), decoder->output_bias);
-      ++layers;
-    }
-  } catch (const std::exception& e) {
-    throw Error(std::string("--quantization int8: ") + e.what());
-  }
+  const int64_t layers =
+      set_twins(model, "--quantization int8", [](const at::Tensor& weight, const at::Tensor& bias) {
+        return std::make_shared<const cpu::Int8Linear>(weight, bias);
+      });
   return "int8 weights for " + std::to_string(layers) + " linear layers (" + cpu::int8_describe() +
          ")";
+}
+
+bool packing_available() {
+  const char* setting = std::getenv("NMT_PACKED_GEMM");
+  if (setting != nullptr && std::string(setting) == "0") return false;
+  return cpu::gemm_isa() != cpu::GemmIsa::kNone;
+}
+
+std::string pack_float32(Seq2Seq& model) {
+  if (!packing_available()) {
+    throw Error(
+        "packed float32 weights: this CPU has no packed GEMM kernel (it needs AVX2 and "
+        "FMA), or NMT_PACKED_GEMM=0");
+  }
+  const int64_t layers = set_twins(model, "float32 decoding on the CPU",
+                                   [](const at::Tensor& weight, const at::Tensor& bias) {
+                                     return std::make_shared<const cpu::PackedLinear>(weight, bias);
+                                   });
+  return "float32 weights packed for the " + cpu::gemm_isa_name(cpu::gemm_isa()) +
+         " GEMM kernel (" + std::to_string(layers) + " linear layers)";
 }
 
 }  // namespace nmt

@@ -6,12 +6,24 @@
 
 namespace nmt {
 
-/// Gives every linear layer of `model` int8 weights for decoding (decode.quantization = int8):
-/// the attention and feed-forward projections and the output projection, tied or not
-/// (cpu/int8_linear.h). The float weights stay (checkpoints, export and teacher forcing read
-/// them). For CPU decoding only; throws an nmt::Error when the build has no int8 backend or the
-/// model is not on the CPU. Returns what it did, for the log: "int8 weights for 38 linear
-/// layers (oneDNN int8 on avx512_core_bf16, 8-bit activations)".
+// Weights laid out once for a CPU kernel, for decoding: every linear layer of a model gets a
+// twin (model/linear.h) for the attention and feed-forward projections and the output
+// projection, tied or not. The float weights stay (checkpoints, export and teacher forcing read
+// them). For CPU decoding only: each throws an nmt::Error when the model is not on the CPU, and
+// returns what it did, for the log.
+
+/// int8 weights (decode.quantization = int8, cpu/int8_linear.h): "int8 weights for 38 linear
+/// layers (oneDNN int8 on avx512_core_bf16, 8-bit activations)". Throws when the build has no
+/// int8 backend.
 std::string quantize_int8(Seq2Seq& model);
+
+/// Whether pack_float32 can run here: a CPU with a packed GEMM kernel (cpu/packed_linear.h) and
+/// NMT_PACKED_GEMM not set to 0 (the switch for comparing with LibTorch's own linear layers).
+bool packing_available();
+
+/// float32 weights packed for the GEMM kernel of this CPU (cpu/packed_linear.h), for float32
+/// decoding without autocast: "float32 weights packed for the avx512 GEMM kernel (38 linear
+/// layers)". Throws when !packing_available().
+std::string pack_float32(Seq2Seq& model);
 
 }  // namespace nmt

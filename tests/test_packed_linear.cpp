@@ -1,0 +1,118 @@
+// cpu/packed_linear.h and model/quantize.h's pack_float32: float32 decoding with the weights
+// packed once. Every kernel this CPU runs (AVX-512 and AVX2) gives LibTorch's x·Wᵀ + b to float
+// rounding for any number of rows, inputs and outputs (tails of a tile and of a panel included),
+// on one thread or several, and a packed model decodes as the plain one.
+#include <torch/torch.h>
+
+#include <ATen/Parallel.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cpu/packed_linear.h"
+#include "decode_test_util.h"
+#include "model/quantize.h"
+#include "test_util.h"
+
+namespace nmt {
+namespace {
+
+#define SKIP_WITHOUT_KERNEL() \
+  if (cpu::gemm_isa() == cpu::GemmIsa::kNone) GTEST_SKIP() << "no AVX2 + FMA on this CPU"
+
+/// Every ISA the kernel has that this CPU runs.
+std::vector<cpu::GemmIsa> runnable_isas() {
+  std::vector<cpu::GemmIsa> isas;
+  for (auto isa : {cpu::GemmIsa::kAvx2, cpu::GemmIsa::kAvx512}) {
+    if (isa <= cpu::gemm_isa()) isas.push_back(isa);
+  }
+  return isas;
+}
+
+TEST(PackedLinear, GivesLibTorchsProductForEveryShapeAndKernel) {
+  SKIP_WITHOUT_KERNEL();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(3);
+  // Rows below, at and past a tile (3 for AVX2, 12 for AVX-512) and a row block (96); outputs
+  // below, at and past a panel of 32; inputs odd and even.
+  for (int64_t rows : {1, 3, 5, 12, 13, 97, 200}) {
+    for (int64_t out : {1, 7, 32, 33, 70}) {
+      for (int64_t in : {1, 16, 37}) {
+        const at::Tensor x = torch::randn({rows, in});
+        const at::Tensor weight = torch::randn({out, in});
+        const at::Tensor bias = torch::randn({out});
+        for (auto isa : runnable_isas()) {
+          for (bool with_bias : {true, false}) {
+            const at::Tensor b = with_bias ? bias : at::Tensor();
+            const cpu::PackedLinear layer(weight, b, isa);
+            const at::Tensor got = layer.forward(x);
+            const at::Tensor expected = at::linear(x, weight, b);
+            ASSERT_EQ(got.sizes(), expected.sizes());
+            EXPECT_TRUE(torch::allclose(got, expected, 1e-5, 1e-5))
+                << cpu::gemm_isa_name(isa) << " rows " << rows << " in " << in << " out " << out
+                << " bias " << with_bias << ": max error "
+                << (got - expected).abs().max().item<double>();
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PackedLinear, TakesBatchesOfSequencesAndStridedInputs) {
+  SKIP_WITHOUT_KERNEL();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(4);
+  const at::Tensor weight = torch::randn({40, 24});
+  const at::Tensor bias = torch::randn({40});
+  const cpu::PackedLinear layer(weight, bias);
+  const at::Tensor x = torch::randn({3, 5, 48}).narrow(2, 8, 24);  // not contiguous
+  const at::Tensor got = layer.forward(x);
+  EXPECT_EQ(got.sizes(), (std::vector<int64_t>{3, 5, 40}));
+  EXPECT_TRUE(torch::allclose(got, at::linear(x, weight, bias), 1e-5, 1e-5));
+  EXPECT_EQ(layer.in_features(), 24);
+  EXPECT_EQ(layer.out_features(), 40);
+  EXPECT_THROW(layer.forward(torch::randn({2, 23})), c10::Error);
+  EXPECT_THROW(layer.forward(torch::randn({2, 24}, at::kDouble)), c10::Error);
+}
+
+// The panels are split over the intra-op threads; each output is computed alike whichever thread
+// takes it, so 1 and 2 threads agree bit for bit.
+TEST(PackedLinear, ThreadsDoNotChangeTheResult) {
+  SKIP_WITHOUT_KERNEL();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(5);
+  const at::Tensor weight = torch::randn({300, 64});
+  const cpu::PackedLinear layer(weight, torch::randn({300}));
+  const at::Tensor x = torch::randn({50, 64});
+  const int previous = at::get_num_threads();
+  at::set_num_threads(1);
+  const at::Tensor one = layer.forward(x);
+  at::set_num_threads(2);
+  const at::Tensor two = layer.forward(x);
+  at::set_num_threads(previous);
+  EXPECT_TRUE(torch::equal(one, two));
+}
+
+// Every linear layer, the tied output projection included, gets packed weights, and the packed
+// model decodes as the plain one.
+TEST(PackedLinear, APackedModelDecodesAsThePlainModel) {
+  SKIP_WITHOUT_KERNEL();
+  torch::NoGradGuard no_grad;
+  Seq2Seq plain = test::fixture_model(7);
+  Seq2Seq packed = test::fixture_model(7);
+  const std::string what = pack_float32(packed);
+  EXPECT_NE(what.find("float32 weights packed for the "), std::string::npos) << what;
+  EXPECT_TRUE(bool(packed->decoder->tied_twin) || bool(packed->decoder->output->twin));
+  const at::Tensor src = torch::randint(4, 60, {3, 9}, at::kLong);
+  const at::Tensor tgt = torch::randint(4, 60, {3, 6}, at::kLong);
+  const at::Tensor reference = plain->forward(src, tgt);
+  const at::Tensor got = packed->forward(src, tgt);
+  EXPECT_TRUE(torch::allclose(got, reference, 1e-4, 1e-4))
+      << (got - reference).abs().max().item<double>();
+}
+
+}  // namespace
+}  // namespace nmt
