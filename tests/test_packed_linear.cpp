@@ -1,7 +1,8 @@
 // cpu/packed_linear.h and model/quantize.h's pack_float32: float32 decoding with the weights
 // packed once. Every kernel this CPU runs (AVX-512 and AVX2) gives LibTorch's x·Wᵀ + b to float
 // rounding for any number of rows, inputs and outputs (tails of a tile and of a panel included),
-// on one thread or several, and a packed model decodes as the plain one.
+// on one thread or several, and a packed model decodes as the plain one; validation during
+// training packs only while it decodes.
 #include <torch/torch.h>
 
 #include <ATen/Parallel.h>
@@ -112,6 +113,31 @@ TEST(PackedLinear, APackedModelDecodesAsThePlainModel) {
   const at::Tensor got = packed->forward(src, tgt);
   EXPECT_TRUE(torch::allclose(got, reference, 1e-4, 1e-4))
       << (got - reference).abs().max().item<double>();
+}
+
+// Validation during training packs the weights for its decoding only: the guard's twins are gone
+// when it ends, and a model the guard was not wanted for, or not in float32, is left as it is.
+TEST(PackedLinear, PackedWhileDecodingPacksForItsLifetimeOnly) {
+  SKIP_WITHOUT_KERNEL();
+  Seq2Seq model = test::fixture_model(8);
+  const auto has_twins = [&] {
+    return bool(model->decoder->tied_twin) || bool(model->decoder->output->twin);
+  };
+  {
+    const PackedWhileDecoding packed(model, true);
+    EXPECT_TRUE(packed.packed());
+    EXPECT_TRUE(has_twins());
+  }
+  EXPECT_FALSE(has_twins());
+  {
+    const PackedWhileDecoding packed(model, false);
+    EXPECT_FALSE(packed.packed());
+    EXPECT_FALSE(has_twins());
+  }
+  model->to(at::kBFloat16);
+  const PackedWhileDecoding bf16(model, true);
+  EXPECT_FALSE(bf16.packed());
+  EXPECT_FALSE(has_twins());
 }
 
 }  // namespace

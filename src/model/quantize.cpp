@@ -81,4 +81,24 @@ std::string pack_float32(Seq2Seq& model) {
          " GEMM kernel (" + std::to_string(layers) + " linear layers)";
 }
 
+void remove_twins(Seq2Seq& model) {
+  for (const auto& module : model->modules(/*include_self=*/false)) {
+    if (auto linear = std::dynamic_pointer_cast<LinearImpl>(module)) linear->twin.reset();
+  }
+  model->decoder->tied_twin.reset();
+}
+
+PackedWhileDecoding::PackedWhileDecoding(Seq2Seq& model, bool wanted) : model_(model) {
+  if (!wanted || !packing_available()) return;
+  for (const auto& parameter : model->parameters()) {
+    if (!parameter.device().is_cpu() || parameter.scalar_type() != at::kFloat) return;
+  }
+  pack_float32(model_);
+  packed_ = true;
+}
+
+PackedWhileDecoding::~PackedWhileDecoding() {
+  if (packed_) remove_twins(model_);
+}
+
 }  // namespace nmt

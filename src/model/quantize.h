@@ -26,4 +26,23 @@ bool packing_available();
 /// layers)". Throws when !packing_available().
 std::string pack_float32(Seq2Seq& model);
 
+/// Removes every twin: the model computes with its own weights again.
+void remove_twins(Seq2Seq& model);
+
+/// pack_float32 for as long as it lives, for a model that trains between decodings (validation
+/// during training): packs when `wanted` and packing_available(), and removes the twins again
+/// when it ends, so that no step trains through weights packed before it.
+class PackedWhileDecoding {
+ public:
+  PackedWhileDecoding(Seq2Seq& model, bool wanted);
+  ~PackedWhileDecoding();
+  PackedWhileDecoding(const PackedWhileDecoding&) = delete;
+  PackedWhileDecoding& operator=(const PackedWhileDecoding&) = delete;
+  bool packed() const { return packed_; }
+
+ private:
+  Seq2Seq& model_;
+  bool packed_ = false;
+};
+
 }  // namespace nmt

@@ -5,6 +5,7 @@
 #include "core/precision.h"
 #include "decode/evaluation.h"
 #include "decode/translator.h"
+#include "model/quantize.h"
 
 namespace nmt {
 
@@ -32,12 +33,18 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
   // In the training precision: bf16 greedy decoding is faster than fp32 on CPU, and it scores
   // the model as it is trained (search keeps its log-probabilities in float32).
   AutocastGuard autocast(config.train.precision, device);
+  // In float32 on a CPU, the weights packed for decoding until this validation ends
+  // (model/quantize.h; the next training step computes with the updated weights again), and
+  // one single-threaded decoding worker per thread, as nmt translate decodes.
+  const PackedWhileDecoding packed(model,
+                                   device.is_cpu() && !InheritedAutocast::State::current().cpu);
   if (config.train.valid_bleu) {
     // Validation BLEU is always greedy (fast, comparable), whatever decode.* asks for.
     DecodeConfig greedy = config.decode.plain_search(1);
     greedy.max_len_offset = config.train.valid_max_len_offset;
     Translator translator(model, tokenizer, greedy, device);
     translator.set_log(nullptr);
+    if (packed.packed()) translator.set_workers(at::get_num_threads());
     translator.set_language(LanguageTags(config.data, tokenizer), target);
     const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text},
                                           validation_scoring(config, target));
