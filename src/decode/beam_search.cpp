@@ -241,18 +241,24 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
               "beam_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
   EnsembleState state(models, src);
-  state.group_rows(config.beam);  // [batch * beam] rows, each sentence's encoder output once
-  auto tokens = at::full({src.size(0) * config.beam, 1}, kBosId, src.options().dtype(at::kLong));
+  // The first step decodes one row per sentence: its beam's rows would all be the same. Then
+  // each sentence gets `beam` rows ([batch * beam]), its encoder output kept once.
+  const auto bos = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));
+  int64_t rows = src.size(0) * config.beam;
   const auto next = [&](const LiveBeams& live) {
-    if (!live.origin.empty()) {
-      // Reorder (and shrink) the caches: live row r continues previous row origin[r]. Every
-      // live sentence holds `beam` consecutive rows whose origins lie in its own previous rows
-      // (pad_beam), so while no sentence leaves (the row count stays) each row keeps its
-      // source: the encoder's keys and values, the largest part of the cache, stay in place.
-      const bool same_sources = static_cast<int64_t>(live.origin.size()) == tokens.size(0);
-      state.select(detail::index_tensor(live.origin, src.device()), same_sources);  // [rows']
-      tokens = detail::index_tensor(live.next_token, src.device()).unsqueeze(1);
+    if (live.origin.empty()) {
+      const at::Tensor first = state.next_log_probs(bos);  // [batch, V]
+      state.group_rows(config.beam);
+      return first.repeat_interleave(config.beam, 0);  // [batch * beam, V]
     }
+    // Reorder (and shrink) the caches: live row r continues previous row origin[r]. Every live
+    // sentence holds `beam` consecutive rows whose origins lie in its own previous rows
+    // (pad_beam), so while no sentence leaves (the row count stays) each row keeps its source:
+    // the encoder's keys and values, the largest part of the cache, stay in place.
+    const bool same_sources = static_cast<int64_t>(live.origin.size()) == rows;
+    rows = static_cast<int64_t>(live.origin.size());
+    state.select(detail::index_tensor(live.origin, src.device()), same_sources);  // [rows]
+    const auto tokens = detail::index_tensor(live.next_token, src.device()).unsqueeze(1);
     return state.next_log_probs(tokens);  // [rows, V]
   };
   return detail::beam_search_steps(detail::output_limits(models, src, config), config, next,

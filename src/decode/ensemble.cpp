@@ -66,7 +66,14 @@ void EnsembleState::select(const at::Tensor& index, bool same_sources) {
 void EnsembleState::group_rows(int64_t rows) {
   TORCH_CHECK(rows >= 1, "group_rows: ", rows, " rows per source");
   for (auto& cache : caches_) {
-    TORCH_CHECK(cache.length == 0 && cache.group == 1, "group_rows: only before the first step");
+    TORCH_CHECK(cache.group == 1, "group_rows: the rows are grouped already");
+    for (auto& layer : cache.layers) {
+      if (!layer.self.defined()) continue;
+      TORCH_CHECK(layer.self.key.size(0) == src_mask_.size(0), "group_rows: ",
+                  layer.self.key.size(0), " rows decoded for ", src_mask_.size(0), " sources");
+      layer.self.key = layer.self.key.repeat_interleave(rows, 0);
+      layer.self.value = layer.self.value.repeat_interleave(rows, 0);
+    }
     cache.group = rows;
   }
 }

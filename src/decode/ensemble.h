@@ -58,8 +58,11 @@ class EnsembleState {
   /// within each sentence's rows, no sentence dropped), so only the self-attention caches move.
   /// After group_rows(n), `index` takes whole groups (DecoderCache::select).
   void select(const at::Tensor& index, bool same_sources = false);
-  /// Before the first step: each source is decoded in `rows` consecutive rows (beam search's
-  /// beam) that share its encoder output and mask instead of copies (DecoderCache::group).
+  /// From now on each source is decoded in `rows` consecutive rows (beam search's beam) that
+  /// share its encoder output and mask instead of copies (DecoderCache::group). Before the first
+  /// step, or after steps with one row per source: each row's self-attention cache is then
+  /// copied to its `rows` rows (beam search's first step decodes one row per sentence, where
+  /// the beam's rows would all be the same).
   void group_rows(int64_t rows);
 
   const at::Tensor& src_mask() const { return src_mask_; }
