@@ -69,8 +69,9 @@ void EnsembleState::group_rows(int64_t rows) {
     TORCH_CHECK(cache.group == 1, "group_rows: the rows are grouped already");
     for (auto& layer : cache.layers) {
       if (!layer.self.defined()) continue;
-      TORCH_CHECK(layer.self.key.size(0) == src_mask_.size(0), "group_rows: ",
-                  layer.self.key.size(0), " rows decoded for ", src_mask_.size(0), " sources");
+      TORCH_CHECK(layer.self.key.size(0) == src_mask_.size(0),
+                  "group_rows: ", layer.self.key.size(0), " rows decoded for ", src_mask_.size(0),
+                  " sources");
       layer.self.key = layer.self.key.repeat_interleave(rows, 0);
       layer.self.value = layer.self.value.repeat_interleave(rows, 0);
     }
