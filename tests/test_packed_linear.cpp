@@ -13,8 +13,10 @@
 #include <gtest/gtest.h>
 
 #include "cpu/packed_linear.h"
+#include "decode/search.h"
 #include "decode_test_util.h"
 #include "model/quantize.h"
+#include "search_test_util.h"
 #include "test_util.h"
 
 namespace nmt {
@@ -37,9 +39,10 @@ TEST(PackedLinear, GivesLibTorchsProductForEveryShapeAndKernel) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(3);
   // Rows below, at and past a tile (3 for AVX2, 12 for AVX-512) and a row block (96); outputs
-  // below, at and past a panel of 32; inputs odd and even.
+  // whose last panel has 1, 7, 16, 20, 31 or 32 columns (both halves of the AVX-512 tile, each
+  // quarter of the AVX2 one); inputs odd and even.
   for (int64_t rows : {1, 3, 5, 12, 13, 97, 200}) {
-    for (int64_t out : {1, 7, 32, 33, 70}) {
+    for (int64_t out : {1, 7, 16, 20, 32, 33, 48, 63, 70}) {
       for (int64_t in : {1, 16, 37}) {
         const at::Tensor x = torch::randn({rows, in});
         const at::Tensor weight = torch::randn({out, in});
@@ -113,6 +116,31 @@ TEST(PackedLinear, APackedModelDecodesAsThePlainModel) {
   const at::Tensor got = packed->forward(src, tgt);
   EXPECT_TRUE(torch::allclose(got, reference, 1e-4, 1e-4))
       << (got - reference).abs().max().item<double>();
+}
+
+// Greedy and beam search (whose first step decodes one row per sentence, then copies it to the
+// beam) find the same outputs with the weights packed, on a part-trained model.
+TEST(PackedLinear, SearchFindsTheSameOutputsPacked) {
+  SKIP_WITHOUT_KERNEL();
+  Seq2Seq model = test::trained_model();
+  const auto src = test::random_sources({4, 8, 1, 6, 3}, 5);
+  const auto greedy = greedy_search(model, src, test::decode_config());
+  const auto beam = beam_search(model, src, test::decode_config(4, 2));
+  const PackedWhileDecoding packed(model, true);  // the shared model gets its twins back after
+  ASSERT_TRUE(packed.packed());
+  const auto greedy_packed = greedy_search(model, src, test::decode_config());
+  const auto beam_packed = beam_search(model, src, test::decode_config(4, 2));
+  ASSERT_EQ(greedy_packed.size(), greedy.size());
+  ASSERT_EQ(beam_packed.size(), beam.size());
+  for (size_t row = 0; row < greedy.size(); ++row) {
+    EXPECT_EQ(greedy_packed[row].tokens, greedy[row].tokens) << "row " << row;
+    EXPECT_NEAR(greedy_packed[row].log_prob, greedy[row].log_prob, 1e-4) << "row " << row;
+    ASSERT_EQ(beam_packed[row].size(), beam[row].size()) << "row " << row;
+    for (size_t n = 0; n < beam[row].size(); ++n) {
+      EXPECT_EQ(beam_packed[row][n].tokens, beam[row][n].tokens) << "row " << row << " n " << n;
+      EXPECT_NEAR(beam_packed[row][n].score, beam[row][n].score, 1e-4) << "row " << row;
+    }
+  }
 }
 
 // Validation during training packs the weights for its decoding only: the guard's twins are gone

@@ -341,7 +341,8 @@ struct DecodeConfig {
   /// Weights of the linear layers when decoding on a CPU: none (as the checkpoint has them; in
   /// float32 on a CPU with AVX2, packed once for nmt's GEMM kernel, cpu/packed_linear.h) or int8
   /// (quantized per output row when the model loads, activations per row at each step;
-  /// cpu/int8_linear.h). Training and teacher-forced scores ignore it.
+  /// cpu/int8_linear.h). Training ignores it; teacher-forced scores (nmt score, evaluate's loss)
+  /// use the same weights as the decoding.
   Quantization quantization = Quantization::kNone;
 
   template <class F>

@@ -32,7 +32,9 @@ using TileKernel = void (*)(const float* x, int64_t ldx, const float* panel, int
 
 // The accumulators of a tile stay in registers for the whole of k: each step loads the panel's
 // 32 weights of that k once and broadcasts each row's input to them. The sum runs in order of k
-// and the bias comes last, as in OpenBLAS's kernel under LibTorch's addmm.
+// and the bias comes last, as in OpenBLAS's kernel under LibTorch's addmm (which splits sums of
+// a few hundred terms and more into blocks, so long rows can differ in the last bits). A row's
+// result does not depend on the other rows, nor on the tile or thread that computes it.
 
 template <int R>
 __attribute__((target("avx512f"))) void tile_avx512(const float* x, int64_t ldx, const float* panel,

@@ -93,7 +93,12 @@ PackedWhileDecoding::PackedWhileDecoding(Seq2Seq& model, bool wanted) : model_(m
   for (const auto& parameter : model->parameters()) {
     if (!parameter.device().is_cpu() || parameter.scalar_type() != at::kFloat) return;
   }
-  pack_float32(model_);
+  try {
+    pack_float32(model_);
+  } catch (...) {
+    remove_twins(model_);  // a failure half-way must not leave twins on a model that trains
+    throw;
+  }
   packed_ = true;
 }
 
