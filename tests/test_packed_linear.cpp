@@ -2,16 +2,19 @@
 // packed once. Every kernel this CPU runs (AVX-512 and AVX2) gives LibTorch's x·Wᵀ + b to float
 // rounding for any number of rows, inputs and outputs (tails of a tile and of a panel included),
 // on one thread or several, and a packed model decodes as the plain one; validation during
-// training packs only while it decodes.
+// training packs only while it decodes; the NMT_PACKED_GEMM switch takes 0 or 1.
 #include <torch/torch.h>
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "cli_test_util.h"
 #include "cpu/packed_linear.h"
 #include "decode/search.h"
 #include "decode_test_util.h"
@@ -141,6 +144,27 @@ TEST(PackedLinear, SearchFindsTheSameOutputsPacked) {
       EXPECT_NEAR(beam_packed[row][n].score, beam[row][n].score, 1e-4) << "row " << row;
     }
   }
+}
+
+// NMT_PACKED_GEMM takes 0 or 1; another value is one error naming it, before any decoding.
+TEST(PackedLinear, TheSwitchTakesZeroOrOne) {
+  const auto dir = test::temp_dir("packed_switch");
+  const std::string args =
+      "translate --device cpu --checkpoint " + test::save_fixture_checkpoint(dir).string();
+  for (const char* value : {"0", "1"}) {
+    ::setenv("NMT_PACKED_GEMM", value, 1);
+    const auto run = test::run_nmt(args, "a dog .\n", dir);
+    EXPECT_EQ(run.code, 0) << value << ": " << run.err;
+    EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+  }
+  ::setenv("NMT_PACKED_GEMM", "off", 1);
+  const auto bad = test::run_nmt(args, "a dog .\n", dir);
+  ::unsetenv("NMT_PACKED_GEMM");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "error: NMT_PACKED_GEMM='off' is not valid: use 1 (float32 decoding with packed "
+            "weights, the default) or 0 (LibTorch's linear layers)\n");
+  EXPECT_EQ(bad.out, "");
 }
 
 // Validation during training packs the weights for its decoding only: the guard's twins are gone

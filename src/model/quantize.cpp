@@ -63,8 +63,13 @@ std::string quantize_int8(Seq2Seq& model) {
 
 bool packing_available() {
   const char* setting = std::getenv("NMT_PACKED_GEMM");
-  if (setting != nullptr && std::string(setting) == "0") return false;
-  return cpu::gemm_isa() != cpu::GemmIsa::kNone;
+  const std::string value = setting != nullptr ? setting : "1";
+  if (value != "0" && value != "1") {
+    throw Error("NMT_PACKED_GEMM='" + value +
+                "' is not valid: use 1 (float32 decoding with packed weights, the default) or 0 "
+                "(LibTorch's linear layers)");
+  }
+  return value == "1" && cpu::gemm_isa() != cpu::GemmIsa::kNone;
 }
 
 std::string pack_float32(Seq2Seq& model) {

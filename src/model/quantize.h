@@ -18,7 +18,8 @@ namespace nmt {
 std::string quantize_int8(Seq2Seq& model);
 
 /// Whether pack_float32 can run here: a CPU with a packed GEMM kernel (cpu/packed_linear.h) and
-/// NMT_PACKED_GEMM not set to 0 (the switch for comparing with LibTorch's own linear layers).
+/// NMT_PACKED_GEMM unset or 1 (0: LibTorch's own linear layers, for comparisons). Throws an
+/// nmt::Error naming any other value.
 bool packing_available();
 
 /// float32 weights packed for the GEMM kernel of this CPU (cpu/packed_linear.h), for float32

@@ -13,6 +13,7 @@
 #include "core/precision.h"
 #include "core/run_lock.h"
 #include "data/mixing.h"
+#include "model/quantize.h"
 #include "train/finetune.h"
 #include "train/optimizer.h"
 #include "train/resume.h"
@@ -122,6 +123,7 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
   config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
   config_.validate();
   if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
+    packing_available();   // a bad NMT_PACKED_GEMM fails now, not at the first validation
     // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
     const bool fp32 = resolve_precision(config_.train.precision, device_) == Precision::kFp32;
     const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
