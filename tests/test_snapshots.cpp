@@ -169,6 +169,17 @@ TEST(SnapshotAverage, AResumeKeepsMidEpochSnapshotsOfAnEpochBudget) {
   EXPECT_EQ(snapshot_steps(dir), taken);
 }
 
+// A run that ended with its average, resumed with a raised limit, trains as if never stopped:
+// building the averaged model draws no numbers the dropout masks would (the generator's state
+// in last.pt is the training's). The schedule here does not follow the limit.
+TEST(SnapshotAverage, AResumeAfterTheAverageTrainsAsIfNeverStopped) {
+  const auto dir = test::temp_dir("snap_after");
+  Config whole = averaging_config(dir / "whole", 12, 1, 0.1);
+  whole.train.validate_every = 5;
+  test::expect_resume_reproduces(whole, dir / "halves", 7);
+  EXPECT_TRUE(fs::exists(dir / "halves" / "averaged.pt"));
+}
+
 TEST(SnapshotAverage, NoneWhenTurnedOff) {
   const auto dir = test::temp_dir("snap_none");
   Config config = test::step_config(dir, 6);

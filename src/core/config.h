@@ -270,6 +270,10 @@ struct TrainConfig {
   /// averaged.pt when the run ends; 0 = none
   int64_t average_snapshots = 8;
   double average_window = 0.3;  ///< fraction of the budget (step, time or epoch limit) averaged
+  /// An exponential moving average of the weights (train/ema.h), updated after every step with
+  /// this decay (0.999: about the last 1,000 steps); validation, best.pt, the step checkpoints
+  /// and last.pt hold it; 0 = off
+  double ema_decay = 0.0;
   /// Extra corpora (splits of data.dir such as test_2016_flickr, or any form of data.valid)
   /// whose greedy BLEU/chrF are logged at every validation, to see how fast a run gets
   /// somewhere; never used to pick checkpoints or stop. Metrics keys use CorpusSpec::name().
@@ -299,7 +303,8 @@ struct TrainConfig {
     f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
         f("bleu_tokenize", bleu_tokenize), f("metric", metric), f("patience", patience);
     f("keep_checkpoints", keep_checkpoints), f("average_snapshots", average_snapshots);
-    f("average_window", average_window), f("monitor_splits", monitor_splits);
+    f("average_window", average_window), f("ema_decay", ema_decay);
+    f("monitor_splits", monitor_splits);
     f("init_keep", init_keep), f("dist_timeout", dist_timeout);
   }
   void validate() const;

@@ -97,6 +97,18 @@ void set_accelerator_generator_state(const at::Device& device, const at::Tensor&
   generator->set_state(state);
 }
 
+at::Tensor cpu_generator_state() {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return generator.get_state();
+}
+
+void set_cpu_generator_state(const at::Tensor& state) {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state);
+}
+
 void seed_accelerator_generator(const at::Device& device, uint64_t seed) {
   auto generator = accelerator_generator(device);
   if (!generator) return;

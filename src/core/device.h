@@ -31,6 +31,11 @@ void set_blas_threads(int64_t threads);
 at::Tensor accelerator_generator_state(const at::Device& device);
 void set_accelerator_generator_state(const at::Device& device, const at::Tensor& state);
 
+/// The state of the CPU's default generator (dropout on the CPU, and the initial weights of every
+/// model built), and its restoration.
+at::Tensor cpu_generator_state();
+void set_cpu_generator_state(const at::Tensor& state);
+
 /// Reseeds an accelerator's default generator (a no-op on the CPU): the trainer gives each
 /// batch slot of a step a seed of its own, so ranks draw different dropout masks.
 void seed_accelerator_generator(const at::Device& device, uint64_t seed);

@@ -92,7 +92,8 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
                      {"version", kFormatVersion},
                      {"config", config_to_json(config)},
                      {"state", state_to_json(state)},
-                     {"tokenizer_models", tokenizer.serialized().size()}};
+                     {"tokenizer_models", tokenizer.serialized().size()},
+                     {"training_weights", state.training_weights.size()}};
   archive.write("meta", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive model_archive;
   model->save(model_archive);
@@ -104,6 +105,9 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
   if (state.rng_state.defined()) archive.write("rng_state", state.rng_state);
   if (state.accelerator_rng_state.defined()) {
     archive.write("accelerator_rng_state", state.accelerator_rng_state);
+  }
+  for (size_t i = 0; i < state.training_weights.size(); ++i) {
+    archive.write("training_weight." + std::to_string(i), state.training_weights[i]);
   }
   if (optimizer != nullptr) {
     torch::serialize::OutputArchive optimizer_archive;
@@ -174,6 +178,11 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
                   c10::str(c10::IntArrayRef(now)) + ", the config gives " +
                   c10::str(c10::IntArrayRef(shape)) + ")");
     }
+  }
+  for (int64_t i = 0; i < meta.value("training_weights", int64_t(0)); ++i) {
+    loaded.state.training_weights.emplace_back();
+    archive.read("training_weight." + std::to_string(i), loaded.state.training_weights.back());
+    loaded.state.training_weights.back() = loaded.state.training_weights.back().to(device);
   }
   archive.try_read("rng_state", loaded.state.rng_state);
   archive.try_read("accelerator_rng_state", loaded.state.accelerator_rng_state);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <torch/optim/optimizer.h>
 
@@ -35,6 +36,10 @@ struct TrainingState {
   /// The training GPU's generator state (at::dropout there), restored on resume on a GPU;
   /// undefined for a run on the CPU.
   at::Tensor accelerator_rng_state;
+  /// With train.ema_decay (train/ema.h) the model's weights are the average; a checkpoint that
+  /// training may resume from also holds the weights training goes on from, in the order of
+  /// model->parameters(). Empty otherwise.
+  std::vector<at::Tensor> training_weights;
 };
 
 /// A model ready to use, with everything it came with.

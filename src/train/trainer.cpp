@@ -297,6 +297,9 @@ void Trainer::Impl::set_up_model(bool resume, const Parent* parent) {
       load_optimizer_state(parent->checkpoint, *optimizer_);
     }
   }
+  if (config_.train.ema_decay > 0.0) {
+    ema_ = std::make_unique<WeightEma>(model_->parameters(), config_.train.ema_decay);
+  }
   if (!resume) return;
   const fs::path last = run_dir_ / "last.pt";
   LoadedModel saved = load_checkpoint(last, device_);
@@ -308,11 +311,15 @@ void Trainer::Impl::set_up_model(bool resume, const Parent* parent) {
   }
   load_optimizer_state(last, *optimizer_);
   state_ = saved.state;
-  if (state_.rng_state.defined()) {
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(state_.rng_state);
+  state_.training_weights.clear();
+  if (ema_ && !saved.state.training_weights.empty()) {
+    ema_->restore(saved.state.training_weights);  // the model's weights were the average
+  } else if (!saved.state.training_weights.empty()) {  // train.ema_decay turned off: go on from
+    torch::NoGradGuard no_grad;                        // the training weights, not the average
+    const auto params = model_->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(saved.state.training_weights[i]);
   }
+  if (state_.rng_state.defined()) set_cpu_generator_state(state_.rng_state);
   set_accelerator_generator_state(device_, state_.accelerator_rng_state);
   log_->line("resumed " + last.string() + " at step " + std::to_string(state_.step) + ", epoch " +
              std::to_string(state_.epoch + 1) + ", batch " + std::to_string(state_.batch_in_epoch));
@@ -332,14 +339,23 @@ void Trainer::Impl::log_tidy_report(const RunDirReport& report, const TrainingSt
 }
 
 void Trainer::Impl::save(const fs::path& path, bool with_optimizer) {
+  std::optional<EmaWeightsIn> average;  // validation has put it in already
+  if (ema_ && !ema_->swapped_in()) average.emplace(ema_.get());
+  state_.training_weights = ema_ && with_optimizer ? ema_->held() : std::vector<at::Tensor>{};
+  write_checkpoint(path, with_optimizer);
+  state_.training_weights.clear();
+}
+
+void Trainer::Impl::save_snapshot(const fs::path& path) {
+  state_.epochs_done = epochs_done();  // places the snapshot in an epoch budget on resume
+  write_checkpoint(path, /*with_optimizer=*/false);
+}
+
+void Trainer::Impl::write_checkpoint(const fs::path& path, bool with_optimizer) {
   // The logs' sizes now: a resume from this checkpoint cuts them back to these (train/resume.h).
   state_.log_bytes = log_->log_bytes();
   state_.metrics_bytes = log_->metrics_bytes();
-  {
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    state_.rng_state = generator.get_state();
-  }
+  state_.rng_state = cpu_generator_state();
   state_.accelerator_rng_state = accelerator_generator_state(device_);
   save_checkpoint(path, config_, model_, *tokenizer_, state_,
                   with_optimizer ? optimizer_.get() : nullptr);

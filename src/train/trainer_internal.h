@@ -24,6 +24,7 @@
 #include "train/checkpoint_keeper.h"
 #include "train/data_parallel.h"
 #include "train/distributed.h"
+#include "train/ema.h"
 #include "train/finetune.h"
 #include "train/resume.h"
 #include "train/run_log.h"
@@ -111,7 +112,13 @@ class Trainer::Impl {
   void check_stop(TrainSummary& summary);
   /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
   void run_validation(TrainSummary& summary, bool final = false);
+  /// A checkpoint of the weights to decode with: with train.ema_decay the average (train/ema.h),
+  /// plus the training weights when `with_optimizer` (training may resume from it).
   void save(const std::filesystem::path& path, bool with_optimizer);
+  /// A snapshot for the final average: the training weights as they are, no optimizer.
+  void save_snapshot(const std::filesystem::path& path);
+  /// Writes the model as it is now, the training state and (`with_optimizer`) Adam's.
+  void write_checkpoint(const std::filesystem::path& path, bool with_optimizer);
   /// After a validation: step_<step>.pt (if kept), last.pt, best.pt (if `best`), then rotation.
   void save_validation_checkpoints(bool best, bool final);
   /// Logs what tidy_run_dir found and discarded (`last`: the resumed state; null: a new run).
@@ -145,6 +152,7 @@ class Trainer::Impl {
   Seq2Seq model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<WorkerPool> workers_;  ///< train.cpu_workers > 1 on the CPU, else null
+  std::unique_ptr<WeightEma> ema_;       ///< train.ema_decay > 0, else null
   TrainingState state_;
   std::unique_ptr<TrainWindow> window_;  ///< running statistics between log lines
   Scheduler scheduler_;                  ///< when to validate and stop

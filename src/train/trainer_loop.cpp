@@ -6,11 +6,13 @@
 
 #include <unistd.h>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "data/mixing.h"
 #include "train/average.h"
 #include "train/schedule.h"
+#include "core/device.h"
 #include "train/trainer.h"
 #include "train/trainer_internal.h"
 
@@ -219,10 +221,7 @@ void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
   }
   // The snapshot before validation's last.pt: a resume from last.pt at this step takes no
   // snapshot again, so one killed between the two would be missing from the average.
-  if (comm_->is_main() && snapshots_.take(progress())) {
-    state_.epochs_done = epochs_done();  // places the snapshot in an epoch budget on resume
-    save(snapshots_.path(state_.step), /*with_optimizer=*/false);
-  }
+  if (comm_->is_main() && snapshots_.take(progress())) save_snapshot(snapshots_.path(state_.step));
   if (scheduler_.validates_after_step(state_.step)) {
     run_validation(summary);
   }
@@ -248,7 +247,12 @@ void Trainer::Impl::write_average(const TrainSummary& summary) {
                "% of the budget); no averaged.pt: use best.pt");
     return;
   }
+  // Building the averaged model draws initial weights from the CPU generator: its state goes
+  // back, so that last.pt (saved after this) holds the training's, and a resume that raises the
+  // limit draws the dropout masks a run never stopped would.
+  const at::Tensor generator_state = cpu_generator_state();
   LoadedModel averaged = average_checkpoints(files, device_);
+  set_cpu_generator_state(generator_state);
   const ValidationResult result =
       validate_sets(averaged.model, *tokenizer_, valids_, config_, device_).mean;
   const fs::path output = run_dir_ / "averaged.pt";
@@ -303,6 +307,7 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
   const auto or_null = [](double v) {
     return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   };
+  const EmaWeightsIn average(ema_.get());  // validated and saved with train.ema_decay
   const ValidationSummary validation =
       validate_sets(model_, *tokenizer_, valids_, config_, device_);
   const ValidationResult& result = validation.mean;
@@ -337,6 +342,7 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
   const double metric = result.metric(config_.train.metric);
   const Scheduler::Verdict verdict = scheduler_.judge(metric, state_);
   const bool best = verdict.best;
+  if (ema_) record["weights"] = "ema";
   record["seconds"] = result.seconds;
   record["elapsed_s"] = state_.train_seconds;
   log_->metrics(record);
@@ -345,7 +351,8 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
       (std::isnan(result.bleu)
            ? ""
            : " | BLEU " + fixed(result.bleu, 2) + " | chrF " + fixed(result.chrf, 2)) +
-      monitored + " | " + fixed(result.seconds, 1) + " s" + (best ? " | new best" : ""));
+      monitored + " | " + fixed(result.seconds, 1) + " s" + (ema_ ? " | EMA weights" : "") +
+      (best ? " | new best" : ""));
   if (!verdict.stop_reason.empty()) {
     stop_ = true;
     summary.stop_reason = verdict.stop_reason;

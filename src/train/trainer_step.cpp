@@ -155,6 +155,7 @@ double Trainer::Impl::train_step(const std::vector<std::vector<size_t>>& group) 
   window_->lr = lr;
   for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
   optimizer_step(*optimizer_, grad_scale);
+  if (ema_) ema_->update(state_.step + 1);
   window_->loss_sum += loss_sum;
   window_->tokens += tokens;
   return loss_sum / double(tokens);
