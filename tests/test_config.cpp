@@ -90,6 +90,7 @@ nlohmann::json every_field_changed() {
             {"keep_checkpoints", 6},
             {"average_snapshots", 5},
             {"average_window", 0.4},
+            {"ema_decay", 0.99},
             {"monitor_splits", {"a", "b"}},
             {"init_keep", "optimizer"},
             {"dist_timeout", 30.0}}},
@@ -125,7 +126,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 85u);
+  EXPECT_EQ(keys, 86u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "data/dataset.h"
 #include "train/checkpoint.h"
 #include "train/ema.h"
+#include "train/validation.h"
 #include "trainer_test_util.h"
 
 namespace nmt {
@@ -69,25 +71,52 @@ Config ema_config(const fs::path& dir, int64_t steps) {
   return config;
 }
 
+/// The training weights `path` holds beside its model.
+std::vector<at::Tensor> training_weights(const fs::path& path) {
+  return load_training_weights(path, weights(load_checkpoint(path, at::kCPU)));
+}
+
 // Checkpoints hold the average as the model; last.pt also the training weights, which the final
-// snapshot (taken outside validation) equals; validation records say which weights they scored.
+// snapshot (taken outside validation) equals; validation scored the average.
 TEST(EmaTraining, CheckpointsHoldTheAverageAndLastPtTheTrainingWeightsToo) {
   const auto dir = test::temp_dir("ema_run");
-  test::train(ema_config(dir, 12));
-  const LoadedModel last = load_checkpoint(dir / "last.pt", at::kCPU);
+  Config config = ema_config(dir, 12);
+  config.train.keep_checkpoints = 2;
+  test::train(config);
+  LoadedModel last = load_checkpoint(dir / "last.pt", at::kCPU);
   const LoadedModel snapshot = load_checkpoint(dir / "snapshot_12.pt", at::kCPU);
-  ASSERT_EQ(last.state.training_weights.size(), weights(last).size());
-  EXPECT_TRUE(same(last.state.training_weights, weights(snapshot)));
+  const auto training = training_weights(dir / "last.pt");
+  ASSERT_EQ(training.size(), weights(last).size());
+  EXPECT_TRUE(same(training, weights(snapshot)));
   EXPECT_FALSE(same(weights(last), weights(snapshot)));  // the model is the average
-  EXPECT_TRUE(snapshot.state.training_weights.empty());
-  const LoadedModel best = load_checkpoint(dir / "best.pt", at::kCPU);
-  EXPECT_TRUE(best.state.training_weights.empty());  // no optimizer, nothing to resume
-  EXPECT_TRUE(load_checkpoint(dir / "averaged.pt", at::kCPU).state.training_weights.empty());
+  EXPECT_TRUE(load_checkpoint(dir / "last.pt", at::kCPU).state.training_weights.empty());
+  for (const char* name : {"snapshot_12.pt", "best.pt", "step_10.pt", "averaged.pt"}) {
+    EXPECT_TRUE(training_weights(dir / name).empty()) << name;  // no optimizer: nothing resumes
+  }
+  // step_10.pt holds the average of step 10 (and last.pt that of step 12).
+  const LoadedModel step10 = load_checkpoint(dir / "step_10.pt", at::kCPU);
+  EXPECT_FALSE(same(weights(step10), weights(last)));
+  // The final validation scored last.pt's model, the average.
   const auto valid = test::records(dir, "valid");
   ASSERT_FALSE(valid.empty());
   EXPECT_EQ(valid.back()["weights"], "ema");
-  // The last validation scored last.pt's model: the same loss again.
   EXPECT_EQ(valid.back()["step"], 12);
+  const auto split = load_corpus(config.data, config.data.valid.front(), last.tokenizer);
+  const double loss = validate(last.model, last.tokenizer, split, last.config, at::kCPU).loss;
+  EXPECT_NEAR(valid.back()["loss"].get<double>(), loss, 1e-6 * loss);
+}
+
+// Turned on when resuming a run without it, the average starts at last.pt's weights.
+TEST(EmaTraining, TurnedOnOnAResumeItStartsAtTheCheckpointsWeights) {
+  const auto dir = test::temp_dir("ema_on");
+  Config config = ema_config(dir, 6);
+  config.train.ema_decay = 0.0;
+  test::train(config);
+  const auto before = weights(load_checkpoint(dir / "last.pt", at::kCPU));
+  config.train.ema_decay = 0.9;  // nothing to train: the resume saves last.pt again
+  test::train(config, /*resume=*/true);
+  EXPECT_TRUE(same(weights(load_checkpoint(dir / "last.pt", at::kCPU)), before));
+  EXPECT_TRUE(same(training_weights(dir / "last.pt"), before));
 }
 
 // A resume goes on from the training weights and keeps the average: bit for bit the same run.
@@ -98,7 +127,8 @@ TEST(EmaTraining, AResumeReproducesTheRunAndItsAverage) {
   const LoadedModel a = load_checkpoint(dir / "whole" / "last.pt", at::kCPU);
   const LoadedModel b = load_checkpoint(dir / "halves" / "last.pt", at::kCPU);
   EXPECT_TRUE(same(weights(a), weights(b)));
-  EXPECT_TRUE(same(a.state.training_weights, b.state.training_weights));
+  EXPECT_TRUE(same(training_weights(dir / "whole" / "last.pt"),
+                   training_weights(dir / "halves" / "last.pt")));
 }
 
 // Turned off on a resume, training goes on from the training weights, not from the average.
@@ -106,13 +136,58 @@ TEST(EmaTraining, TurnedOffOnAResumeTrainingGoesOnFromItsOwnWeights) {
   const auto dir = test::temp_dir("ema_off");
   Config config = ema_config(dir, 6);
   test::train(config);
-  const auto training = load_checkpoint(dir / "last.pt", at::kCPU).state.training_weights;
+  const auto training = training_weights(dir / "last.pt");
   config.train.ema_decay = 0.0;
   config.train.max_steps = 6;  // nothing to train: the resume saves last.pt again as it is
   test::train(config, /*resume=*/true);
-  const LoadedModel last = load_checkpoint(dir / "last.pt", at::kCPU);
-  EXPECT_TRUE(last.state.training_weights.empty());
-  EXPECT_TRUE(same(weights(last), training));
+  EXPECT_TRUE(training_weights(dir / "last.pt").empty());
+  EXPECT_TRUE(same(weights(load_checkpoint(dir / "last.pt", at::kCPU)), training));
+}
+
+// Killed between last.pt and best.pt: the resume's repair writes last.pt's model, the average,
+// into best.pt, with the average on or turned off (then training goes on from other weights).
+TEST(EmaTraining, TheBestPtRepairWritesTheAverage) {
+  for (const double decay_on_resume : {0.9, 0.0}) {
+    const auto dir = test::temp_dir("ema_best_" + std::to_string(decay_on_resume));
+    const fs::path run = dir / "run";
+    Config config = ema_config(run, 5);
+    config.train.keep_checkpoints = 0;
+    test::train(config);
+    fs::copy_file(run / "best.pt", dir / "best_5.pt");
+    config.train.max_steps = 10;
+    test::train(config, /*resume=*/true);
+    ASSERT_EQ(read_checkpoint_state(run / "best.pt").step, 10);  // the loss still falls
+    const auto average = weights(load_checkpoint(run / "last.pt", at::kCPU));
+    fs::copy_file(dir / "best_5.pt", run / "best.pt", fs::copy_options::overwrite_existing);
+    config.train.ema_decay = decay_on_resume;
+    test::train(config, /*resume=*/true);
+    EXPECT_EQ(read_checkpoint_state(run / "best.pt").step, 10);
+    EXPECT_TRUE(same(weights(load_checkpoint(run / "best.pt", at::kCPU)), average))
+        << "decay on resume " << decay_on_resume;
+  }
+}
+
+// Training weights that do not fit the model are one error naming the file, not a crash later.
+TEST(EmaTraining, TrainingWeightsThatDoNotFitTheModelAreOneErrorNamingTheFile) {
+  const auto dir = test::temp_dir("ema_damaged");
+  test::train(ema_config(dir, 3));
+  LoadedModel loaded = load_checkpoint(dir / "last.pt", at::kCPU);
+  loaded.state.training_weights = training_weights(dir / "last.pt");
+  const auto expect_refused = [&](const std::string& what) {
+    const auto path = dir / "damaged.pt";
+    save_checkpoint(path, loaded.config, loaded.model, loaded.tokenizer, loaded.state);
+    try {
+      training_weights(path);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  loaded.state.training_weights.back() = at::zeros({2, 3});
+  expect_refused("is [2, 3]");
+  loaded.state.training_weights.pop_back();
+  expect_refused("training weights for a model of");
 }
 
 TEST(EmaTraining, ADecayOutsideZeroToOneIsOneError) {

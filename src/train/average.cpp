@@ -86,7 +86,6 @@ LoadedModel average_checkpoints(const std::vector<std::filesystem::path>& paths,
     averager.add(*other.model, path.string());
     if (i + 1 == paths.size()) result.state = other.state;
   }
-  result.state.training_weights.clear();  // an average resumes nothing (train/ema.h)
   averager.write_to(*result.model);
   return result;
 }

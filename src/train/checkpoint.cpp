@@ -179,11 +179,6 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
                   c10::str(c10::IntArrayRef(shape)) + ")");
     }
   }
-  for (int64_t i = 0; i < meta.value("training_weights", int64_t(0)); ++i) {
-    loaded.state.training_weights.emplace_back();
-    archive.read("training_weight." + std::to_string(i), loaded.state.training_weights.back());
-    loaded.state.training_weights.back() = loaded.state.training_weights.back().to(device);
-  }
   archive.try_read("rng_state", loaded.state.rng_state);
   archive.try_read("accelerator_rng_state", loaded.state.accelerator_rng_state);
   loaded.model->to(device);
@@ -213,6 +208,30 @@ TrainingState read_checkpoint_state(const fs::path& path) {
   } catch (const json::exception& e) {
     throw Error(path.string() + ": damaged checkpoint metadata (" + e.what() + ")");
   }
+}
+
+std::vector<at::Tensor> load_training_weights(const fs::path& path,
+                                              const std::vector<at::Tensor>& parameters) {
+  torch::serialize::InputArchive archive;
+  const json meta = read_meta(archive, path);
+  const int64_t count = meta.value("training_weights", int64_t(0));
+  if (count != 0 && count != int64_t(parameters.size())) {
+    throw Error(path.string() + ": " + std::to_string(count) + " training weights for a model of " +
+                std::to_string(parameters.size()) + " parameters (damaged checkpoint?)");
+  }
+  std::vector<at::Tensor> weights;
+  for (int64_t i = 0; i < count; ++i) {
+    at::Tensor weight;
+    archive.read("training_weight." + std::to_string(i), weight);
+    const auto& parameter = parameters[size_t(i)];
+    if (!weight.sizes().equals(parameter.sizes())) {
+      throw Error(path.string() + ": training weight " + std::to_string(i) + " is " +
+                  c10::str(weight.sizes()) + ", its parameter " + c10::str(parameter.sizes()) +
+                  " (damaged checkpoint?)");
+    }
+    weights.push_back(weight.to(parameter.device()));
+  }
+  return weights;
 }
 
 void load_optimizer_state(const fs::path& path, torch::optim::Optimizer& optimizer) {

@@ -38,7 +38,8 @@ struct TrainingState {
   at::Tensor accelerator_rng_state;
   /// With train.ema_decay (train/ema.h) the model's weights are the average; a checkpoint that
   /// training may resume from also holds the weights training goes on from, in the order of
-  /// model->parameters(). Empty otherwise.
+  /// model->parameters(). Written by save_checkpoint when not empty; load_checkpoint leaves it
+  /// empty (a decode session needs no second copy): load_training_weights reads them.
   std::vector<at::Tensor> training_weights;
 };
 
@@ -70,6 +71,12 @@ LoadedModel load_checkpoint(const std::filesystem::path& path, const at::Device&
 /// The training state recorded in a checkpoint file (its metadata only; no model is built).
 /// Corrupt or foreign files are an nmt::Error naming the file.
 TrainingState read_checkpoint_state(const std::filesystem::path& path);
+
+/// The training weights a checkpoint holds beside its model (TrainingState::training_weights),
+/// on the devices of `parameters`, whose shapes they must have; empty when it holds none. A count
+/// or shape that does not fit is an nmt::Error naming the file.
+std::vector<at::Tensor> load_training_weights(const std::filesystem::path& path,
+                                              const std::vector<at::Tensor>& parameters);
 
 /// Restores the optimizer state saved with a checkpoint.
 void load_optimizer_state(const std::filesystem::path& path, torch::optim::Optimizer& optimizer);

@@ -1,7 +1,6 @@
 #include "train/ema.h"
 
 #include <algorithm>
-#include <string>
 #include <utility>
 
 #include <torch/utils.h>
@@ -35,22 +34,6 @@ void WeightEma::swap() {
     held_[i] = std::move(model_now);
   }
   swapped_ = !swapped_;
-}
-
-void WeightEma::restore(const std::vector<at::Tensor>& training) {
-  if (training.size() != params_.size()) {
-    throw Error("the checkpoint's training weights have " + std::to_string(training.size()) +
-                " tensors, the model " + std::to_string(params_.size()));
-  }
-  torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (!training[i].sizes().equals(params_[i].sizes())) {
-      throw Error("the checkpoint's training weight " + std::to_string(i) +
-                  " does not match the model's shape");
-    }
-    held_[i] = params_[i].detach().clone();  // the checkpoint's model weights: the average
-    params_[i].detach().copy_(training[i]);
-  }
 }
 
 }  // namespace nmt

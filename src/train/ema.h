@@ -15,7 +15,9 @@ namespace nmt {
 /// training weights (TrainingState::training_weights), which the optimizer goes on from.
 class WeightEma {
  public:
-  /// Starts the average at the weights `params` hold now (the model's own tensors, not copies).
+  /// Starts the average at the weights `params` hold now (the model's own tensors, not copies):
+  /// a resume builds it while the model holds last.pt's average, then puts the training weights
+  /// in.
   WeightEma(std::vector<at::Tensor> params, double decay);
 
   /// After optimizer step `step` (1-based). Not while swapped in.
@@ -29,10 +31,6 @@ class WeightEma {
   /// The tensors that are not in the model now: the average, or while it is swapped in the
   /// training weights (what a checkpoint stores beside the model's).
   const std::vector<at::Tensor>& held() const { return held_; }
-
-  /// A resume: the average becomes the model's weights now, and the model takes `training`.
-  /// Sizes and shapes must match the parameters (they come from the same config).
-  void restore(const std::vector<at::Tensor>& training);
 
   /// The effective decay at `step` (1-based).
   double decay_at(int64_t step) const;

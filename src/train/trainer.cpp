@@ -131,18 +131,18 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
     if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, threads);
   }
   load_data();
-  set_up_model(resume, parent.get());
+  set_up_model(resume, parent.get(), tidied.rewrite_best);
   const int64_t trained_on = state_.world_size;
   state_.world_size = comm_->size();
   if (comm_->is_main()) {
-    if (tidied.rewrite_best) {  // killed between last.pt and best.pt: last.pt's weights are best
-      keeper_.save_best();
-      log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
-    }
     if (resume && config_.train.keep_checkpoints > 0) keeper_.rotate(state_.step);
     const std::string removed = snapshots_.start(state_.step, progress());
     if (!removed.empty()) log_->line(removed);
     log_->line("averaging: " + snapshots_.describe());
+    if (ema_) {
+      log_->line("moving average: decay " + fixed(config_.train.ema_decay, 4) +
+                 " (train.ema_decay); validated, and the model of best.pt, step_N.pt and last.pt");
+    }
     save_config(config_, run_dir_ / "config.json");
   }
   synchronise_ranks(resume ? trained_on : comm_->size());
@@ -285,44 +285,50 @@ void Trainer::Impl::load_data() {
   }
 }
 
-void Trainer::Impl::set_up_model(bool resume, const Parent* parent) {
+void Trainer::Impl::set_up_model(bool resume, const Parent* parent, bool rewrite_best) {
   model_ = Seq2Seq(config_.model);
   model_->to(device_);
   optimizer_ = make_optimizer(model_->named_parameters(), config_.train);
-  if (parent != nullptr) {
+  const auto copy_weights = [this](const std::vector<at::Tensor>& weights) {
     torch::NoGradGuard no_grad;
-    auto source = parent->loaded.model->named_parameters();
-    for (auto& item : model_->named_parameters()) item.value().copy_(source[item.key()]);
-    if (config_.train.init_keep == InitKeep::kOptimizer) {
-      load_optimizer_state(parent->checkpoint, *optimizer_);
+    const auto params = model_->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(weights[i]);
+  };
+  // The weights training goes on from: a checkpoint's model, or with train.ema_decay its training
+  // weights (its model is their average).
+  std::vector<at::Tensor> training;
+  if (parent != nullptr) {
+    copy_weights(parent->loaded.model->parameters());
+    if (config_.train.init_keep == InitKeep::kOptimizer) {    // Adam's moments are the training
+      load_optimizer_state(parent->checkpoint, *optimizer_);  // weights', not the average's
+      training = load_training_weights(parent->checkpoint, model_->parameters());
     }
   }
-  if (config_.train.ema_decay > 0.0) {
+  if (resume) {
+    const fs::path last = run_dir_ / "last.pt";
+    LoadedModel saved = load_checkpoint(last, device_);
+    check_resumable(last, saved, config_, *tokenizer_, run_dir_);
+    copy_weights(saved.model->parameters());
+    load_optimizer_state(last, *optimizer_);
+    training = load_training_weights(last, model_->parameters());
+    state_ = saved.state;
+    if (state_.rng_state.defined()) set_cpu_generator_state(state_.rng_state);
+    set_accelerator_generator_state(device_, state_.accelerator_rng_state);
+    log_->line("resumed " + last.string() + " at step " + std::to_string(state_.step) + ", epoch " +
+               std::to_string(state_.epoch + 1) + ", batch " +
+               std::to_string(state_.batch_in_epoch));
+    // Killed between last.pt and best.pt: last.pt's model is best (before the training weights).
+    if (rewrite_best && comm_->is_main()) {
+      keeper_.save_best();
+      log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
+    }
+  }
+  // Rank 0 alone validates and saves: the others keep no average. It starts at the model's
+  // weights: the average a checkpoint holds, or the weights of a run without one.
+  if (config_.train.ema_decay > 0.0 && comm_->is_main()) {
     ema_ = std::make_unique<WeightEma>(model_->parameters(), config_.train.ema_decay);
   }
-  if (!resume) return;
-  const fs::path last = run_dir_ / "last.pt";
-  LoadedModel saved = load_checkpoint(last, device_);
-  check_resumable(last, saved, config_, *tokenizer_, run_dir_);
-  {
-    torch::NoGradGuard no_grad;
-    auto source = saved.model->named_parameters();
-    for (auto& item : model_->named_parameters()) item.value().copy_(source[item.key()]);
-  }
-  load_optimizer_state(last, *optimizer_);
-  state_ = saved.state;
-  state_.training_weights.clear();
-  if (ema_ && !saved.state.training_weights.empty()) {
-    ema_->restore(saved.state.training_weights);  // the model's weights were the average
-  } else if (!saved.state.training_weights.empty()) {  // train.ema_decay turned off: go on from
-    torch::NoGradGuard no_grad;                        // the training weights, not the average
-    const auto params = model_->parameters();
-    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(saved.state.training_weights[i]);
-  }
-  if (state_.rng_state.defined()) set_cpu_generator_state(state_.rng_state);
-  set_accelerator_generator_state(device_, state_.accelerator_rng_state);
-  log_->line("resumed " + last.string() + " at step " + std::to_string(state_.step) + ", epoch " +
-             std::to_string(state_.epoch + 1) + ", batch " + std::to_string(state_.batch_in_epoch));
+  if (!training.empty()) copy_weights(training);
 }
 
 void Trainer::Impl::log_tidy_report(const RunDirReport& report, const TrainingState* last) {
@@ -341,23 +347,25 @@ void Trainer::Impl::log_tidy_report(const RunDirReport& report, const TrainingSt
 void Trainer::Impl::save(const fs::path& path, bool with_optimizer) {
   std::optional<EmaWeightsIn> average;  // validation has put it in already
   if (ema_ && !ema_->swapped_in()) average.emplace(ema_.get());
-  state_.training_weights = ema_ && with_optimizer ? ema_->held() : std::vector<at::Tensor>{};
-  write_checkpoint(path, with_optimizer);
-  state_.training_weights.clear();
+  write_checkpoint(path, with_optimizer,
+                   ema_ && with_optimizer ? ema_->held() : std::vector<at::Tensor>{});
 }
 
 void Trainer::Impl::save_snapshot(const fs::path& path) {
   state_.epochs_done = epochs_done();  // places the snapshot in an epoch budget on resume
-  write_checkpoint(path, /*with_optimizer=*/false);
+  write_checkpoint(path, /*with_optimizer=*/false, {});
 }
 
-void Trainer::Impl::write_checkpoint(const fs::path& path, bool with_optimizer) {
+void Trainer::Impl::write_checkpoint(const fs::path& path, bool with_optimizer,
+                                     const std::vector<at::Tensor>& training_weights) {
   // The logs' sizes now: a resume from this checkpoint cuts them back to these (train/resume.h).
   state_.log_bytes = log_->log_bytes();
   state_.metrics_bytes = log_->metrics_bytes();
   state_.rng_state = cpu_generator_state();
   state_.accelerator_rng_state = accelerator_generator_state(device_);
-  save_checkpoint(path, config_, model_, *tokenizer_, state_,
+  TrainingState state = state_;
+  state.training_weights = training_weights;
+  save_checkpoint(path, config_, model_, *tokenizer_, state,
                   with_optimizer ? optimizer_.get() : nullptr);
 }
 

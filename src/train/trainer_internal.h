@@ -84,7 +84,9 @@ class Trainer::Impl {
   void join_prepared_run();
   /// Loads data.train, data.valid and train.monitor_splits and logs their statistics.
   void load_data();
-  void set_up_model(bool resume, const Parent* parent);
+  /// The model and optimizer: new, a parent's (--init-from) or last.pt's (a resume, where
+  /// `rewrite_best` repairs best.pt from it), and the moving average (train.ema_decay).
+  void set_up_model(bool resume, const Parent* parent, bool rewrite_best);
   /// After set-up: rank 0's parameters everywhere, the ranks' data and model compared, and a
   /// resume on another number of processes explained in the log.
   void synchronise_ranks(int64_t trained_on);
@@ -117,8 +119,10 @@ class Trainer::Impl {
   void save(const std::filesystem::path& path, bool with_optimizer);
   /// A snapshot for the final average: the training weights as they are, no optimizer.
   void save_snapshot(const std::filesystem::path& path);
-  /// Writes the model as it is now, the training state and (`with_optimizer`) Adam's.
-  void write_checkpoint(const std::filesystem::path& path, bool with_optimizer);
+  /// Writes the model as it is now, the training state, `training_weights` (train/ema.h) and
+  /// (`with_optimizer`) Adam's.
+  void write_checkpoint(const std::filesystem::path& path, bool with_optimizer,
+                        const std::vector<at::Tensor>& training_weights);
   /// After a validation: step_<step>.pt (if kept), last.pt, best.pt (if `best`), then rotation.
   void save_validation_checkpoints(bool best, bool final);
   /// Logs what tidy_run_dir found and discarded (`last`: the resumed state; null: a new run).

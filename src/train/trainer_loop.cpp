@@ -12,7 +12,6 @@
 #include "data/mixing.h"
 #include "train/average.h"
 #include "train/schedule.h"
-#include "core/device.h"
 #include "train/trainer.h"
 #include "train/trainer_internal.h"
 
