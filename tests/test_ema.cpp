@@ -2,6 +2,7 @@
 // validation sees and what the checkpoints hold; training goes on from its own weights, also
 // through a resume.
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,33 @@ TEST(EmaTraining, TheBestPtRepairWritesTheAverage) {
     EXPECT_TRUE(same(weights(load_checkpoint(run / "best.pt", at::kCPU)), average))
         << "decay on resume " << decay_on_resume;
   }
+}
+
+// Fine-tuning that keeps the parent's Adam moments starts from the weights they belong to, the
+// parent's training weights; its first validation (at step 0) scores those.
+TEST(EmaTraining, FineTuningWithTheOptimizerStartsFromTheTrainingWeights) {
+  const auto dir = test::temp_dir("ema_finetune");
+  test::train(ema_config(dir / "parent", 5));
+  Config child = ema_config(dir / "child", 1);
+  child.train.ema_decay = 0.0;
+  child.train.init_keep = InitKeep::kOptimizer;
+  child.train.validate_at_start = true;
+  std::ostringstream console;
+  Trainer(child, /*resume=*/false, console, dir / "parent" / "last.pt").run();
+  const auto valid = test::records(dir / "child", "valid");
+  ASSERT_FALSE(valid.empty());
+  ASSERT_EQ(valid.front()["step"], 0);
+  LoadedModel parent = load_checkpoint(dir / "parent" / "last.pt", at::kCPU);
+  const auto training = training_weights(dir / "parent" / "last.pt");
+  {
+    torch::NoGradGuard no_grad;
+    const auto params = weights(parent);
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(training[i]);
+  }
+  const auto split = load_corpus(parent.config.data, parent.config.data.valid.front(),
+                                 parent.tokenizer);
+  const double loss = validate(parent.model, parent.tokenizer, split, parent.config, at::kCPU).loss;
+  EXPECT_NEAR(valid.front()["loss"].get<double>(), loss, 1e-6 * loss);
 }
 
 // Training weights that do not fit the model are one error naming the file, not a crash later.
