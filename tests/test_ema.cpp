@@ -189,8 +189,8 @@ TEST(EmaTraining, FineTuningWithTheOptimizerStartsFromTheTrainingWeights) {
     const auto params = weights(parent);
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(training[i]);
   }
-  const auto split = load_corpus(parent.config.data, parent.config.data.valid.front(),
-                                 parent.tokenizer);
+  const auto split =
+      load_corpus(parent.config.data, parent.config.data.valid.front(), parent.tokenizer);
   const double loss = validate(parent.model, parent.tokenizer, split, parent.config, at::kCPU).loss;
   EXPECT_NEAR(valid.front()["loss"].get<double>(), loss, 1e-6 * loss);
 }
