@@ -169,8 +169,10 @@ void TrainConfig::validate() const {
   check_range("train.average_snapshots", average_snapshots, 0, 1000);
   check_range("train.average_window", average_window, 0.0, 1.0);
   if (!(ema_decay >= 0.0 && ema_decay < 1.0)) {
-    throw Error("train.ema_decay = " + std::to_string(ema_decay) +
-                " is out of range: use 0 (off) or a decay in (0, 1) such as 0.999");
+    std::ostringstream s;
+    s << "train.ema_decay = " << ema_decay
+      << " is out of range: use 0 (off) or a decay in (0, 1) such as 0.999";
+    throw Error(s.str());
   }
   check_range("train.dist_timeout", dist_timeout, 1.0, 86400.0);
   for (const auto& corpus : monitor_splits) {
