@@ -1,6 +1,7 @@
 // nmt bench <benchmark>: speed measurements. Each benchmark is one entry of kBenchmarks; `decode`
 // compares the tutorial's decoding loop with batched cached greedy and beam search.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -159,6 +160,16 @@ int run_bench_matmul(int argc, char** argv) {
   return 0;
 }
 
+/// A rate with three significant figures and no exponent: 1234, 56.7, 8.90, 0.0123. A tiny layer
+/// on a slow host must not print as 0.0.
+std::string three_figures(double value) {
+  const int decimals =
+      value > 0.0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(value))), 0, 9) : 1;
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
 /// "256x1024" -> {256, 1024}; an nmt::Error naming the value otherwise.
 std::pair<int64_t, int64_t> parse_shape(const std::string& shape) {
   const auto x = shape.find('x');
@@ -213,9 +224,10 @@ int run_bench_linear(int argc, char** argv) {
   for (const int64_t n : rows) {
     for (const auto& [in, out] : shapes) {
       const LinearTiming t = benchmark_linear(n, in, out);
-      std::printf("%6lld %6lld %6lld %16.1f %14.1f %7.2fx %10.2g\n", static_cast<long long>(n),
-                  static_cast<long long>(in), static_cast<long long>(out), t.libtorch_gflops,
-                  t.packed_gflops, t.packed_gflops / t.libtorch_gflops, t.max_difference);
+      std::printf("%6lld %6lld %6lld %16s %14s %7.2fx %10.2g\n", static_cast<long long>(n),
+                  static_cast<long long>(in), static_cast<long long>(out),
+                  three_figures(t.libtorch_gflops).c_str(), three_figures(t.packed_gflops).c_str(),
+                  t.packed_gflops / t.libtorch_gflops, t.max_difference);
     }
   }
   return 0;
