@@ -29,6 +29,16 @@ struct Benchmark {
   int (*run)(int argc, char** argv);
 };
 
+/// A rate with three significant figures and no exponent: 1234, 56.7, 8.90, 0.0123. A tiny layer
+/// on a slow host must not print as 0.0.
+std::string three_figures(double value) {
+  const int decimals =
+      value > 0.0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(value))), 0, 9) : 1;
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
 /// Source ids of the first `limit` lines, cut to the model's position table.
 std::vector<std::vector<int64_t>> bench_sources(const DecodeSession& session,
                                                 const std::vector<std::string>& lines,
@@ -154,20 +164,12 @@ int run_bench_matmul(int argc, char** argv) {
     const double bf16 = ceiling_gflops_at(n, "bf16", device);
     best_fp32 = std::max(best_fp32, fp32);
     best_bf16 = std::max(best_bf16, bf16);
-    std::printf("%8lld %12.1f %12.1f\n", static_cast<long long>(n), fp32, bf16);
+    std::printf("%8lld %12s %12s\n", static_cast<long long>(n), three_figures(fp32).c_str(),
+                three_figures(bf16).c_str());
   }
-  std::printf("%8s %12.1f %12.1f\n", "ceiling", best_fp32, best_bf16);
+  std::printf("%8s %12s %12s\n", "ceiling", three_figures(best_fp32).c_str(),
+              three_figures(best_bf16).c_str());
   return 0;
-}
-
-/// A rate with three significant figures and no exponent: 1234, 56.7, 8.90, 0.0123. A tiny layer
-/// on a slow host must not print as 0.0.
-std::string three_figures(double value) {
-  const int decimals =
-      value > 0.0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(value))), 0, 9) : 1;
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
 }
 
 /// "256x1024" -> {256, 1024}; an nmt::Error naming the value otherwise.
