@@ -1,7 +1,8 @@
 // The hand-written CPU kernels against their references: the fused label-smoothed
 // cross-entropy and symmetric KL (train/loss.cpp), the fused Adam/AdamW step
 // (train/optimizer.cpp), the hash dropout masks with their bf16 conversions
-// (model/dropout.cpp), attention for inference (model/attention.cpp) and beam search's top
+// (model/dropout.cpp), attention for inference and its batched products in training
+// (model/attention.cpp) and beam search's top
 // candidates (decode/beam_search.cpp).
 #include <algorithm>
 #include <cmath>
@@ -239,6 +240,40 @@ TEST(CpuKernels, AttentionForInferenceMatchesTheReference) {
   EXPECT_FALSE(cpu::attention_takes(x.to(torch::kBFloat16), x, x, {}));
   torch::AutoGradMode grad(true);
   EXPECT_FALSE(cpu::attention_takes(x, x, x, {}));
+}
+
+// Attention's batched products as the layer meets them (heads split off a [B, L, H, D] tensor,
+// keys transposed, a square [B, H, L, L] weight matrix) and a contiguous one: values and both
+// gradients as at::matmul gives them; what it does not take goes to at::matmul.
+TEST(CpuKernels, BatchedMatmulMatchesMatmulWithItsGradients) {
+  torch::manual_seed(9);
+  const int64_t batch = 3, heads = 4, queries = 5, keys = 7, dim = 16;
+  const auto q = torch::randn({batch, queries, heads, dim}).transpose(1, 2);
+  const auto k = torch::randn({batch, keys, heads, dim}).transpose(1, 2);
+  const auto w = torch::randn({batch, heads, queries, keys});
+  const auto v = torch::randn({batch, keys, heads, dim}).transpose(1, 2);
+  const std::vector<std::pair<at::Tensor, at::Tensor>> products = {
+      {q, k.transpose(-2, -1)}, {w, v}, {w.contiguous(), v.contiguous()}};
+  for (const auto& [a0, b0] : products) {
+    ASSERT_TRUE(cpu::batched_matmul_takes(a0, b0)) << a0.strides() << " " << b0.strides();
+    const auto a = a0.detach().requires_grad_(), b = b0.detach().requires_grad_();
+    const auto ra = a0.detach().requires_grad_(), rb = b0.detach().requires_grad_();
+    const auto c = attention_matmul(a, b), reference = at::matmul(ra, rb);
+    EXPECT_TRUE(torch::allclose(c, reference, 1e-5, 1e-5)) << a0.sizes() << " " << b0.sizes();
+    const auto grad = torch::randn_like(reference);
+    c.backward(grad);
+    reference.backward(grad);
+    EXPECT_TRUE(torch::allclose(a.grad(), ra.grad(), 1e-5, 1e-5));
+    EXPECT_TRUE(torch::allclose(b.grad(), rb.grad(), 1e-5, 1e-5));
+  }
+  const auto x = torch::randn({2, 3, 4});
+  EXPECT_FALSE(cpu::batched_matmul_takes(x.to(torch::kBFloat16), x.transpose(1, 2)));
+  EXPECT_TRUE(cpu::batched_matmul_takes(x, x.transpose(1, 2)));
+  EXPECT_FALSE(cpu::batched_matmul_takes(x, x.transpose(1, 2).slice(0, 0, 1)));  // broadcast
+  EXPECT_FALSE(cpu::batched_matmul_takes(x, x));                       // 4 columns against 3 rows
+  const auto every_other = torch::randn({2, 4, 6}).slice(2, 0, 6, 2);  // no unit stride
+  EXPECT_TRUE(at::matmul(x, every_other).defined());
+  EXPECT_FALSE(cpu::batched_matmul_takes(x, every_other));
 }
 
 // The layer gives the same output through the kernel (eval, no gradient) as through its

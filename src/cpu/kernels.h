@@ -7,6 +7,7 @@
 //   the hash dropout mask                                    -> model/dropout.cpp
 //   the fused Adam(W) update                                 -> train/optimizer.cpp
 //   attention for inference (decoding, validation)           -> model/attention.cpp
+//   attention's batched products in training                 -> model/attention.cpp
 //   beam search's top candidates                             -> decode/beam_search.cpp
 // and tests/test_cpu_kernels.cpp compares each kernel with that reference. They exist because
 // LibTorch's composite versions were profiled as a large share of a small Transformer's training
@@ -82,6 +83,17 @@ struct AdamScalars {
 /// Split over the intra-op threads.
 void adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                  const AdamScalars& scalars);
+
+// ---- Batched matrix products -------------------------------------------------------------
+/// Whether batched_matmul takes a [..., M, K] and b [..., K, N]: float32 CPU tensors of at least
+/// 3 and equal dimensions, the same batch sizes (no broadcasting), neither empty, and each with
+/// a unit stride in one of its last two dimensions (a transposed view is fine); and a BLAS
+/// whose sgemm this process can call.
+bool batched_matmul_takes(const at::Tensor& a, const at::Tensor& b);
+/// a·b per batch index, [..., M, N], one BLAS call per product read through the operands'
+/// strides. LibTorch 1.13's CPU bmm also calls BLAS once per product, but through a select and
+/// an as_strided per operand, after copying transposed views (at::matmul's reshape).
+at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 
 // ---- Attention for inference -------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include <torch/autograd.h>
 #include <torch/version.h>
 
 #include "core/error.h"
@@ -11,6 +12,29 @@
 
 namespace nmt {
 namespace {
+
+/// a·b over the batch dimensions through cpu::batched_matmul, with its gradients the same way:
+/// ∂a = ∂c·bᵀ, ∂b = aᵀ·∂c, both transposed views (no copies).
+struct BatchedMatmulFunction : public torch::autograd::Function<BatchedMatmulFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a,
+                            const at::Tensor& b) {
+    ctx->save_for_backward({a, b});
+    return cpu::batched_matmul(a, b);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& a = saved[0];
+    const at::Tensor& b = saved[1];
+    at::Tensor grad = grads[0];
+    if (!cpu::batched_matmul_takes(grad, b.transpose(-2, -1))) grad = grad.contiguous();
+    return {ctx->needs_input_grad(0) ? product(grad, b.transpose(-2, -1)) : at::Tensor(),
+            ctx->needs_input_grad(1) ? product(a.transpose(-2, -1), grad) : at::Tensor()};
+  }
+  static at::Tensor product(const at::Tensor& a, const at::Tensor& b) {
+    return cpu::batched_matmul_takes(a, b) ? cpu::batched_matmul(a, b) : at::matmul(a, b);
+  }
+};
 
 int64_t checked_head_dim(int64_t d_model, int64_t n_heads) {
   if (n_heads <= 0 || d_model <= 0 || d_model % n_heads != 0) {
@@ -21,6 +45,11 @@ int64_t checked_head_dim(int64_t d_model, int64_t n_heads) {
 }
 
 }  // namespace
+
+at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b) {
+  if (cpu::batched_matmul_takes(a, b)) return BatchedMatmulFunction::apply(a, b);
+  return at::matmul(a, b);
+}
 
 MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t d_model, int64_t n_heads, double dropout_p)
     : fc_q(register_module("fc_q", Linear(d_model, d_model))),
@@ -72,13 +101,13 @@ std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::attend(const at::Tens
 #endif
   if (!context.defined()) {
     // §3.2.1: scale by 1/sqrt(head_dim) so the softmax does not saturate as head_dim grows.
-    auto scores = at::matmul(q, kv.key.transpose(-2, -1)) / std::sqrt(double(head_dim_));
+    auto scores = attention_matmul(q, kv.key.transpose(-2, -1)) / std::sqrt(double(head_dim_));
     if (mask.defined()) {
       // -inf gives masked keys exactly zero weight; every query keeps at least one key (bos).
       scores = at::where(mask, scores, -std::numeric_limits<float>::infinity());
     }
     weights = at::softmax(scores, -1);
-    context = at::matmul(dropout->forward(weights), kv.value);
+    context = attention_matmul(dropout->forward(weights), kv.value);
     if (!need_weights) weights = at::Tensor();
   }
   // [batch, heads, q_len, head_dim] -> [batch, q_len, d_model]

@@ -17,6 +17,11 @@ struct KeyValue {
   bool defined() const { return key.defined(); }
 };
 
+/// at::matmul(a, b) for attention's products ([..., M, K]·[..., K, N], batch sizes equal),
+/// forward and backward through cpu::batched_matmul where it takes the operands (float32 on a
+/// CPU), which calls BLAS once per product on the operands' own strides.
+at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b);
+
 /// Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.1-3.2.2):
 /// softmax(Q K^T / sqrt(head_dim)) V per head, heads concatenated and projected by fc_o.
 class MultiHeadAttentionImpl : public torch::nn::Module {
