@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "core/config.h"
+#include "core/precision.h"
 #include "cpu/kernels.h"
 #include "cpu/vectorize.h"
 #include "model/attention.h"
@@ -267,6 +268,10 @@ TEST(CpuKernels, BatchedMatmulMatchesMatmulWithItsGradients) {
     EXPECT_TRUE(torch::allclose(b.grad(), rb.grad(), 1e-5, 1e-5));
   }
   const auto x = torch::randn({2, 3, 4});
+  {
+    AutocastGuard bf16(Precision::kBf16, at::kCPU);  // bf16 training: at::matmul's bf16 product
+    EXPECT_EQ(attention_matmul(x, x.transpose(1, 2)).scalar_type(), at::kBFloat16);
+  }
   EXPECT_FALSE(cpu::batched_matmul_takes(x.to(torch::kBFloat16), x.transpose(1, 2)));
   EXPECT_TRUE(cpu::batched_matmul_takes(x, x.transpose(1, 2)));
   EXPECT_FALSE(cpu::batched_matmul_takes(x, x.transpose(1, 2).slice(0, 0, 1)));  // broadcast

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 #include <torch/version.h>
 
@@ -47,7 +48,10 @@ int64_t checked_head_dim(int64_t d_model, int64_t n_heads) {
 }  // namespace
 
 at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b) {
-  if (cpu::batched_matmul_takes(a, b)) return BatchedMatmulFunction::apply(a, b);
+  // Under bf16 autocast at::matmul computes in bf16: it keeps these products too.
+  if (!at::autocast::is_cpu_enabled() && cpu::batched_matmul_takes(a, b)) {
+    return BatchedMatmulFunction::apply(a, b);
+  }
   return at::matmul(a, b);
 }
 

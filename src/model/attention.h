@@ -19,7 +19,7 @@ struct KeyValue {
 
 /// at::matmul(a, b) for attention's products ([..., M, K]·[..., K, N], batch sizes equal),
 /// forward and backward through cpu::batched_matmul where it takes the operands (float32 on a
-/// CPU), which calls BLAS once per product on the operands' own strides.
+/// CPU, outside bf16 autocast), which calls BLAS once per product on the operands' own strides.
 at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b);
 
 /// Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.1-3.2.2):
