@@ -36,6 +36,8 @@ void set_enabled(bool cuda, bool on) {
 
 }  // namespace
 
+bool autocast_enabled(bool cuda) { return is_enabled(cuda); }
+
 at::Tensor autocast_input(const at::Tensor& x) {
   if (x.scalar_type() != at::kFloat || !is_enabled(x.is_cuda())) return x;
   return x.to(at::kBFloat16);  // the only dtype AutocastGuard sets

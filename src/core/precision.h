@@ -60,6 +60,10 @@ class InheritedAutocast {
   State state_;
 };
 
+/// Whether autocast is on for this thread on CPUs (cuda false) or on CUDA devices (cuda true),
+/// through the functions of this LibTorch's version.
+bool autocast_enabled(bool cuda);
+
 /// `x` in autocast's dtype when autocast is on for x's device and x is float32, else `x` itself.
 /// Casting a tensor once before the several matmuls that read it (q/k/v of self-attention, the
 /// encoder output in every decoder layer's cross-attention) saves autocast a copy per matmul,

@@ -4,11 +4,11 @@
 #include <limits>
 #include <string>
 
-#include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 #include <torch/version.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "cpu/kernels.h"
 
 namespace nmt {
@@ -49,7 +49,7 @@ int64_t checked_head_dim(int64_t d_model, int64_t n_heads) {
 
 at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b) {
   // Under bf16 autocast at::matmul computes in bf16: it keeps these products too.
-  if (!at::autocast::is_cpu_enabled() && cpu::batched_matmul_takes(a, b)) {
+  if (!autocast_enabled(/*cuda=*/false) && cpu::batched_matmul_takes(a, b)) {
     return BatchedMatmulFunction::apply(a, b);
   }
   return at::matmul(a, b);
