@@ -2,10 +2,13 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -94,10 +97,18 @@ TEST(CmdTrain, PrintConfigShowsTheResolvedConfigAndTrainsNothing) {
 }
 
 TEST(CmdTrain, Bf16TrainingOnCpuRunsWithSpinningOpenMpThreads) {
-  // nmt chooses the policy only when the user has not; clear the variables it would respect.
-  unsetenv("OMP_WAIT_POLICY");
-  unsetenv("NMT_NO_REEXEC");
-  unsetenv("NMT_CHOSEN_WAIT_POLICY");
+  // nmt chooses the policy only when the user has not; clear the variables it would respect
+  // (test_environment.cpp sets OMP_WAIT_POLICY for the other tests' children: put it back after).
+  struct Restore {
+    std::vector<std::pair<std::string, std::string>> saved;
+    ~Restore() {
+      for (const auto& [name, value] : saved) setenv(name.c_str(), value.c_str(), 1);
+    }
+  } restore;
+  for (const char* name : {"OMP_WAIT_POLICY", "NMT_NO_REEXEC", "NMT_CHOSEN_WAIT_POLICY"}) {
+    if (const char* value = std::getenv(name)) restore.saved.emplace_back(name, value);
+    unsetenv(name);
+  }
   for (const std::string precision : {"bf16", "fp32"}) {
     const auto dir = test::temp_dir("wait_policy_" + precision);
     Config config = test::tiny_config(dir / "run");
