@@ -21,10 +21,11 @@ ALLOWED = {
     "model": {"core", "cpu"},
     "eval": {"core"},
     "decode": {"core", "cpu", "data", "model", "eval"},
+    "text": {"core", "cpu", "data", "model", "eval", "decode"},
     "train": {"core", "cpu", "data", "model", "eval", "decode"},
     "export": {"core", "data", "model", "train"},
-    "serve": {"core", "data", "model", "eval", "decode"},
-    "cli": {"core", "cpu", "data", "model", "eval", "decode", "train", "export", "serve"},
+    "serve": {"core", "data", "model", "eval", "decode", "text"},
+    "cli": {"core", "cpu", "data", "model", "eval", "decode", "text", "train", "export", "serve"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 

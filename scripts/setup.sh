@@ -22,7 +22,8 @@ packages=(
   strace                                       # tests: the fsync/rename order of checkpoint writes
   libgloo-dev                                  # multi-process training's c10d Gloo (optional)
   libdnnl-dev                                  # oneDNN: int8 decoding (optional for the build)
-  libicu-dev                                   # Unicode categories: BLEU's intl tokenizer
+  libicu-dev                                   # BLEU's intl tokenizer; sentence splitting, casing
+  libxml2-dev                                  # --format html: libxml2's HTML parser
   libmecab-dev mecab-ipadic-utf8               # BLEU's ja-mecab tokenizer (optional for the build)
   chromium chromium-driver python3-selenium    # tests: nmt serve's page in a headless browser
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot

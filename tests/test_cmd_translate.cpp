@@ -209,3 +209,76 @@ TEST(CmdTranslate, AnEnsembleOfCheckpointsAndMembersThatCannotJoin) {
 
 }  // namespace
 }  // namespace nmt
+
+namespace nmt {
+namespace {
+
+// A line holding a paragraph: each sentence translated as it would be alone, joined with the
+// paragraph's own whitespace; a line too long for the model is translated in parts, not cut.
+TEST(CmdTranslate, ParagraphsAreTranslatedSentenceBySentenceAndLongLinesInParts) {
+  const auto dir = test::temp_dir("translate_cli_text");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  std::string long_line;
+  for (int i = 0; i < 30; ++i) long_line += "a man is walking a dog , ";
+  long_line += "the end";
+  const auto run = run_nmt("translate --device cpu --checkpoint " + (dir / "m.pt").string(),
+                           "A dog runs .  A man is here .\n\n" + long_line + "\n", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  Translator translator(model, test::fixture_tokenizer(), test::fixture_config().decode, at::kCPU);
+  const auto alone = translator.translate({"A dog runs .", "A man is here ."});
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = run.out.find('\n', at)) != std::string::npos; at = end + 1) {
+    lines.push_back(run.out.substr(at, end - at));
+  }
+  ASSERT_EQ(lines.size(), 3u) << run.out;
+  EXPECT_EQ(lines[0], alone[0].best() + "  " + alone[1].best());
+  EXPECT_EQ(lines[1], "");
+  EXPECT_NE(run.err.find("line 3: a sentence of"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("translating only the first"), std::string::npos) << run.err;
+  // --split none: the paragraph is one segment.
+  const auto whole = run_nmt("translate --device cpu --split none --checkpoint " +
+                                 (dir / "m.pt").string() + " \"A dog runs .  A man is here .\"",
+                             "", dir);
+  EXPECT_EQ(whole.out, translator.translate({"A dog runs .  A man is here ."})[0].best() + "\n");
+  // What does not combine, and a bad value, is one error naming the valid choices.
+  const auto bad =
+      run_nmt("translate --split words --checkpoint " + (dir / "m.pt").string(), "", dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: --split 'words' is not valid: choose one of sentences, none\n");
+  const auto html_nbest = run_nmt(
+      "translate --format html --nbest 2 --checkpoint " + (dir / "m.pt").string() + " x", "", dir);
+  EXPECT_EQ(html_nbest.err,
+            "error: --format html translates documents; --nbest 2 works on plain lines "
+            "(--format text)\n");
+}
+
+// --format html: a document in, the same document out, translated: every tag kept and closed,
+// script and attributes untouched.
+TEST(CmdTranslate, AnHtmlDocumentComesBackWithItsMarkup) {
+  const auto dir = test::temp_dir("translate_cli_html");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  save_text(dir / "page.html",
+            "<!DOCTYPE html>\n<html><head><title>a dog</title>"
+            "<script>if (a < b) run();</script></head>\n<body><p class=\"c\">a <b>man</b> is "
+            "<i>walking</i> a dog .</p>\n<p>a cat<br>sleeps .</p></body></html>\n");
+  const auto run = run_nmt(
+      "translate --device cpu --format html --checkpoint " + (dir / "m.pt").string() + " --input " +
+          (dir / "page.html").string() + " --output " + (dir / "out.html").string(),
+      "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto out = test::read_text(dir / "out.html");
+  for (const char* kept :
+       {"<!DOCTYPE html>\n<html><head><title>", "<script>if (a < b) run();</script>",
+        "<p class=\"c\">", "<b>", "</b>", "<i>", "</i>", "<br>", "</p></body></html>\n"}) {
+    EXPECT_NE(out.find(kept), std::string::npos) << kept << " in " << out;
+  }
+  Translator translator(model, test::fixture_tokenizer(), test::fixture_config().decode, at::kCPU);
+  EXPECT_NE(out.find("<title>" + translator.translate({"a dog"})[0].best() + "</title>"),
+            std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace nmt

@@ -203,6 +203,30 @@ TEST(ServeHttp, StopAnswersTheQueuedRequestsThenRefusesConnections) {
   EXPECT_FALSE(late.Get("/health"));
 }
 
+// "split" and "format" as translate's --split and --format: a paragraph and an HTML document
+// come back as `nmt translate` gives them; what does not combine is a 400 naming the fields.
+TEST(ServeHttp, ParagraphsAndHtmlDocumentsAreTranslatedAsTranslateDoes) {
+  RunningServer running;
+  const std::vector<std::string> texts = {"A dog runs .  A man is here .", "",
+                                          "<p>a <b>man</b> .</p>"};
+  const auto paragraph = post_ok(running.port, {{"text", json::array({texts[0], texts[1]})}});
+  EXPECT_EQ(paragraph["translations"], json(translate_cli("", {texts[0], texts[1]})));
+  const auto whole = post_ok(running.port, {{"text", texts[0]}, {"split", "none"}});
+  EXPECT_EQ(whole["translations"][0], translate_cli("--split none", {texts[0]})[0]);
+  const auto html = post_ok(running.port, {{"text", texts[2]}, {"format", "html"}});
+  EXPECT_EQ(html["translations"][0], translate_cli("--format html", {texts[2]})[0]);
+  const auto refused = [&](const json& body, const std::string& message) {
+    const auto res = test::post_translate(running.port, body.dump());
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << res->body;
+    EXPECT_NE(res->body.find(message), std::string::npos) << res->body;
+  };
+  refused({{"text", "x"}, {"split", "words"}},
+          "\\\"split\\\" = \\\"words\\\" is not valid: choose one of sentences, none");
+  refused({{"text", "x"}, {"format", "html"}, {"alignment", true}},
+          "\\\"alignment\\\" works on plain texts");
+}
+
 }  // namespace
 }  // namespace nmt
 

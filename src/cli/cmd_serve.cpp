@@ -85,7 +85,8 @@ int run_serve(int argc, char** argv) {
       argv[0],
       "Serve translations over HTTP/1.1 with JSON (docs/serve.md): POST /translate "
       "{\"text\": \"...\" or [...], \"beam\", \"nbest\", \"length_penalty\", \"max_len_offset\", "
-      "\"scores\"}, POST /score {\"src\", \"tgt\"}, POST /attention (an SVG), GET /health, "
+      "\"scores\", \"split\", \"format\"}, POST /score {\"src\", \"tgt\"}, POST /attention (an "
+      "SVG), GET /health, "
       "GET /info, and GET / (a translation page for the browser). Concurrent requests are "
       "decoded together. "
       "SIGINT/SIGTERM: stop accepting, answer what is queued, exit 0.\n\n"
@@ -94,6 +95,7 @@ int run_serve(int argc, char** argv) {
   add_decode_options(options);
   add_serve_options(options);
   add_workers_option(options, "server");
+  add_text_options(options);
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   require_http_server();  // before loading a model the server could not serve
@@ -102,6 +104,7 @@ int run_serve(int argc, char** argv) {
   // OpenMP's thread count is per thread: the decoding threads share the one --threads set here.
   const int64_t workers = serve_options.batching.workers = decoding_workers(args, session.device);
   serve_options.batching.threads = std::max<int64_t>(1, at::get_num_threads() / workers);
+  serve_options.text = text_options_from_args(args, session);
   ServedModel served{session.models, session.loaded.tokenizer,  session.loaded.config,
                      session.device, checkpoint_names(session), session.pair.tgt};
   served.config.decode = session.translator->config();

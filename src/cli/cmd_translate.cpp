@@ -21,11 +21,27 @@
 #include "decode/alignment.h"
 #include "decode/attention_svg.h"
 #include "decode/translator.h"
+#include "text/document.h"
 
 namespace nmt::cli {
 namespace {
 
 constexpr size_t kMaxChunkLines = 512;
+
+/// How lines become translations: as text (text/document.h: paragraphs split into sentences,
+/// casing, nothing cut, HTML) or, for the features that work on a whole line (n-best lists,
+/// alignments, prefixes, constraints), line by line as Translator::translate does.
+struct LineTranslation {
+  Translator* translator = nullptr;
+  std::optional<TextOptions> text;  ///< empty: line by line
+
+  std::vector<TranslationResult> operator()(const std::vector<std::string>& lines, size_t first,
+                                            const std::vector<OutputGuide>& guides) const {
+    if (text) return translate_text(*translator, lines, *text, first);
+    return translator->translate(lines, first, guides);
+  }
+  StopCheck stop() const { return translator->stop(); }
+};
 
 /// Where translations go and how they are written.
 struct OutputFormat {
@@ -196,7 +212,7 @@ struct StreamOutcome {
 /// a pipe or file is decoded in batches while a line-at-a-time writer gets each answer at once.
 /// When the translator's stop check fires, the lines translated so far (the first ones, in
 /// order) are written and nothing more is read.
-StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
+StreamOutcome translate_stream(const LineTranslation& translate, std::istream& in, int fd,
                                const OutputFormat& format, GuideReader& guides) {
   StreamOutcome outcome;
   size_t line_number = 1;
@@ -207,7 +223,7 @@ StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
     chunk.push_back(std::move(line));
     if (chunk.size() < kMaxChunkLines && input_ready(in, fd) && in.peek() != EOF) continue;
     const auto chunk_guides = guides.read(chunk, line_number);
-    const auto results = translator.translate(chunk, line_number, chunk_guides);
+    const auto results = translate(chunk, line_number, chunk_guides);
     for (size_t i = 0; i < results.size(); ++i) {
       if (results[i].interrupted) break;
       outcome.failed += results[i].ok() ? 0 : 1;
@@ -217,20 +233,21 @@ StreamOutcome translate_stream(Translator& translator, std::istream& in, int fd,
     format.out->flush();
     line_number += chunk.size();
     chunk.clear();
-    outcome.interrupted = translator.stop() != nullptr && translator.stop()();
+    outcome.interrupted = translate.stop() != nullptr && translate.stop()();
   }
   return outcome;
 }
 
 /// The interactive loop on a terminal: prompt, translate each line as entered.
-size_t interactive(Translator& translator, const OutputFormat& format, GuideReader& guides) {
+size_t interactive(const LineTranslation& translate, const OutputFormat& format,
+                   GuideReader& guides) {
   std::cerr << "nmt translate: type a sentence and press Enter (Ctrl-D to quit)\n";
   size_t failed = 0, line_number = 1;
   std::string line;
   while ((std::cerr << "> " << std::flush) && std::getline(std::cin, line)) {
     std::vector<std::string> lines = {line};
     const auto line_guides = guides.read(lines, line_number);
-    const auto results = translator.translate(lines, line_number++, line_guides);
+    const auto results = translate(lines, line_number++, line_guides);
     line = lines[0];
     failed += results[0].ok() ? 0 : 1;
     write_result(results[0], format, line);
@@ -268,15 +285,56 @@ struct InputOutcome {
   std::optional<std::string> first_input;
 };
 
+/// The whole of `in`.
+std::string read_all(std::istream& in) {
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// --format html: each TEXT argument, the --input file or stdin is one document, translated
+/// whole and written as it came (TEXT arguments one per line).
+InputOutcome translate_documents(const LineTranslation& translate, const cxxopts::ParseResult& args,
+                                 const OutputFormat& format) {
+  if (args.count("attention")) throw Error("--attention needs --format text");
+  std::vector<std::string> documents;
+  const bool texts = args.count("text") > 0;
+  if (texts) {
+    documents = args["text"].as<std::vector<std::string>>();
+  } else if (args.count("input")) {
+    const auto path = args["input"].as<std::string>();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
+    documents.push_back(read_all(in));
+    install_interrupt_handlers();  // Ctrl-C / SIGTERM: stop within a batch, write nothing
+    translate.translator->set_stop(&interrupted);
+  } else {
+    documents.push_back(read_all(std::cin));
+  }
+  InputOutcome outcome;
+  const auto results = translate(documents, 1, {});
+  for (const auto& result : results) {
+    if (result.interrupted) {
+      outcome.stream = StreamOutcome{outcome.failed, 0, true};
+      return outcome;
+    }
+    outcome.failed += result.ok() ? 0 : 1;
+    *format.out << result.best() << (texts ? "\n" : "");
+  }
+  return outcome;
+}
+
 /// Translates TEXT arguments, --input FILE, or stdin (interactive on a terminal).
-InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult& args,
+InputOutcome translate_inputs(const LineTranslation& translate, const cxxopts::ParseResult& args,
                               const OutputFormat& format) {
+  if (translate.text && translate.text->format == TextFormat::kHtml) {
+    return translate_documents(translate, args, format);
+  }
+  Translator& translator = *translate.translator;
   InputOutcome outcome;
   GuideReader guides(args, translator.tokenizer());
   if (args.count("text")) {
     auto texts = args["text"].as<std::vector<std::string>>();
     const auto text_guides = guides.read(texts, 1);
-    const auto results = translator.translate(texts, 1, text_guides);
+    const auto results = translate(texts, 1, text_guides);
     for (size_t i = 0; i < results.size(); ++i) {
       outcome.failed += results[i].ok() ? 0 : 1;
       write_result(results[i], format, texts[i]);
@@ -289,7 +347,7 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
     if (!in) throw Error("cannot read --input " + path + " (missing or unreadable)");
     install_interrupt_handlers();  // Ctrl-C / SIGTERM: write what is done, then stop
     translator.set_stop(&interrupted);
-    outcome.stream = translate_stream(translator, in, -1, format, guides);
+    outcome.stream = translate_stream(translate, in, -1, format, guides);
     outcome.failed = outcome.stream->failed;
     if (outcome.stream->interrupted) return outcome;
     guides.finish();
@@ -300,13 +358,36 @@ InputOutcome translate_inputs(Translator& translator, const cxxopts::ParseResult
       *outcome.first_input = outcome.first_input->substr(0, outcome.first_input->find('\t'));
     }
   } else if (::isatty(STDIN_FILENO)) {
-    outcome.failed = interactive(translator, format, guides);
+    outcome.failed = interactive(translate, format, guides);
   } else {
     if (args.count("attention")) throw Error("--attention needs TEXT or --input, not stdin");
-    outcome.failed = translate_stream(translator, std::cin, STDIN_FILENO, format, guides).failed;
+    outcome.failed = translate_stream(translate, std::cin, STDIN_FILENO, format, guides).failed;
     guides.finish();
   }
   return outcome;
+}
+
+/// Text or line by line: the features that work on whole lines need the latter, and refuse
+/// --format html and an explicit --split sentences.
+LineTranslation line_translation(const cxxopts::ParseResult& args, DecodeSession& session,
+                                 const OutputFormat& format) {
+  LineTranslation translate{session.translator.get(), text_options_from_args(args, session)};
+  std::string per_line;
+  for (const char* option : {"alignment", "prefix", "prefix-column", "constraints"}) {
+    if (args.count(option) && per_line.empty()) per_line = std::string("--") + option;
+  }
+  if (format.nbest > 1 && per_line.empty()) per_line = "--nbest " + std::to_string(format.nbest);
+  if (per_line.empty()) return translate;
+  if (translate.text->format == TextFormat::kHtml) {
+    throw Error("--format html translates documents; " + per_line +
+                " works on plain lines (--format text)");
+  }
+  if (args.count("split") && translate.text->split == SplitMode::kSentences) {
+    throw Error("--split sentences translates sentence by sentence; " + per_line +
+                " works on whole lines: use --split none");
+  }
+  translate.text.reset();
+  return translate;
 }
 
 void add_translate_options(cxxopts::Options& options) {
@@ -342,8 +423,12 @@ void add_translate_options(cxxopts::Options& options) {
 int run_translate(int argc, char** argv) {
   cxxopts::Options options(
       argv[0],
-      "Translate sentences with a trained model. One line out per input: TEXT arguments, "
-      "--input FILE or stdin (line by line; empty lines stay empty; interactive on a terminal).\n"
+      "Translate text with a trained model. One line out per input line: TEXT arguments, "
+      "--input FILE or stdin (line by line; a line may hold a paragraph, translated sentence by "
+      "sentence and joined with its own whitespace; empty lines stay empty; interactive on a "
+      "terminal). With --format html the input is one HTML document, written back translated.\n"
+      "--nbest, --alignment, --prefix and --constraints translate each line whole (--split "
+      "none, and a line longer than the model reads is cut, with a warning).\n"
       "With --nbest K every input gives exactly K lines \"score<TAB>text\", best first (scores "
       "are length-penalised log-probabilities (--sample N: the samples' log-probabilities, "
       "distinct samples only), or with --mbr N the expected sentence BLEU/chrF against the "
@@ -353,11 +438,13 @@ int run_translate(int argc, char** argv) {
       "Ctrl-C or SIGTERM during --input stops within a batch: the lines translated so far are "
       "written, and the exit status is 130.\n\n"
       "  nmt translate --checkpoint checkpoints/multi30k_en_de \"A dog runs.\"\n"
-      "  nmt translate --checkpoint run/best.pt --beam 5 < test.en > hyp.de\n");
+      "  nmt translate --checkpoint run/best.pt --beam 5 < test.en > hyp.de\n"
+      "  nmt translate --checkpoint run --format html --input page.html --output page.de.html\n");
   std::ios::sync_with_stdio(false);  // std::cin buffers itself, so in_avail() sees whole chunks
   add_decode_options(options);
   add_workers_option(options, "model");
   add_translate_options(options);
+  add_text_options(options);
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   auto session = open_decode_session(args);
@@ -379,7 +466,8 @@ int run_translate(int argc, char** argv) {
     if (!*file_out) throw Error("cannot write --output " + path);
     format.out = file_out.get();
   }
-  const auto [failed, stream, first_input] = translate_inputs(translator, args, format);
+  const auto [failed, stream, first_input] =
+      translate_inputs(line_translation(args, session, format), args, format);
   format.out->flush();
   if (stream && stream->interrupted) {
     std::cerr << "interrupted: the first " << stream->written

@@ -175,6 +175,36 @@ std::string describe_search(const DecodeConfig& decode) {
   return description;
 }
 
+void add_text_options(cxxopts::Options& options) {
+  // clang-format off
+  options.add_options("text")
+      ("split", "sentences: a line may hold a paragraph, split into sentences (ICU, for the "
+       "source language) and joined back with its own whitespace | none: a line is one "
+       "segment; either way a segment longer than the model reads is split at clause "
+       "punctuation, then between words, never cut",
+       cxxopts::value<std::string>()->default_value("sentences"), "MODE")
+      ("format", "text | html: the input is an HTML document (libxml2's parser); inline tags "
+       "come back around the translation of their words (by the model's alignment), block "
+       "elements are segments, attributes, comments, script, style, pre and code pass through",
+       cxxopts::value<std::string>()->default_value("text"), "F")
+      ("casing", "auto: an ALL CAPS or Title Case sentence is translated in sentence case (ALL "
+       "CAPS upper-cased again) | none: as written",
+       cxxopts::value<std::string>()->default_value("auto"), "MODE");
+  // clang-format on
+}
+
+TextOptions text_options_from_args(const cxxopts::ParseResult& args, const DecodeSession& session) {
+  TextOptions text;
+  text.split = require_choice<SplitMode>("--split", args["split"].as<std::string>());
+  text.format = require_choice<TextFormat>("--format", args["format"].as<std::string>());
+  text.casing = require_choice<CasingMode>("--casing", args["casing"].as<std::string>());
+  const DataConfig& data = session.loaded.config.data;
+  text.src_lang = session.pair.src.empty() ? data.src_lang : session.pair.src;
+  text.tgt_lang = session.pair.tgt.empty() ? data.tgt_lang : session.pair.tgt;
+  text.max_pieces = segment_limit(session.models, data.max_len, data.lang_tag == LangTag::kSource);
+  return text;
+}
+
 std::string checkpoint_names(const DecodeSession& session) {
   std::string names;
   for (const auto& path : session.checkpoints) names += (names.empty() ? "" : ",") + path.string();

@@ -15,6 +15,7 @@
 #include "core/languages.h"
 #include "core/precision.h"
 #include "decode/translator.h"
+#include "text/document.h"
 #include "train/checkpoint.h"
 
 namespace nmt::cli {
@@ -77,6 +78,13 @@ LanguagePair read_sets_in_pair(const DecodeSession& session, std::vector<TestSet
 
 /// The session's checkpoint file(s), comma-separated as --checkpoint takes them (for reports).
 std::string checkpoint_names(const DecodeSession& session);
+
+/// Adds --split, --format and --casing (translate, serve: their defaults for requests).
+void add_text_options(cxxopts::Options& options);
+
+/// The text options of `session`'s model (its languages, its segment limit) with --split,
+/// --format and --casing; an unknown value is an nmt::Error naming the valid ones.
+TextOptions text_options_from_args(const cxxopts::ParseResult& args, const DecodeSession& session);
 
 /// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies `overrides`
 /// (section.key=value, e.g. data.dir or decode.beam) to its config, sets threads and precision.

@@ -23,7 +23,7 @@ std::vector<int64_t> piece_words(const std::vector<std::string>& pieces) {
   return words;
 }
 
-std::vector<std::pair<int64_t, int64_t>> align_words(const AttentionMap& map) {
+std::vector<std::vector<double>> word_attention(const AttentionMap& map) {
   const auto src_words = piece_words(map.src_pieces);
   const auto tgt_words = piece_words(map.tgt_pieces);
   const at::Tensor weights = map.weights.to(at::kCPU, at::kDouble).contiguous();
@@ -31,10 +31,11 @@ std::vector<std::pair<int64_t, int64_t>> align_words(const AttentionMap& map) {
       weights.size(1) != int64_t(src_words.size())) {
     throw Error("align_words: the attention is not [target pieces, source pieces]");
   }
-  const int64_t n_src = *std::max_element(src_words.begin(), src_words.end()) + 1;
-  const int64_t n_tgt = *std::max_element(tgt_words.begin(), tgt_words.end()) + 1;
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  if (n_src <= 0 || n_tgt <= 0) return pairs;
+  const int64_t n_src =
+      src_words.empty() ? 0 : *std::max_element(src_words.begin(), src_words.end()) + 1;
+  const int64_t n_tgt =
+      tgt_words.empty() ? 0 : *std::max_element(tgt_words.begin(), tgt_words.end()) + 1;
+  if (n_src <= 0 || n_tgt <= 0) return {};
   // mass[j][i]: attention of target word j's pieces on source word i's pieces
   std::vector<std::vector<double>> mass(size_t(n_tgt), std::vector<double>(size_t(n_src), 0.0));
   const double* w = weights.data_ptr<double>();
@@ -45,9 +46,15 @@ std::vector<std::pair<int64_t, int64_t>> align_words(const AttentionMap& map) {
       mass[size_t(tgt_words[r])][size_t(src_words[c])] += w[r * src_words.size() + c];
     }
   }
-  for (int64_t j = 0; j < n_tgt; ++j) {
-    const auto& row = mass[size_t(j)];
-    pairs.emplace_back(std::max_element(row.begin(), row.end()) - row.begin(), j);
+  return mass;
+}
+
+std::vector<std::pair<int64_t, int64_t>> align_words(const AttentionMap& map) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const auto mass = word_attention(map);
+  for (size_t j = 0; j < mass.size(); ++j) {
+    const auto& row = mass[j];
+    pairs.emplace_back(std::max_element(row.begin(), row.end()) - row.begin(), int64_t(j));
   }
   return pairs;
 }

@@ -17,6 +17,11 @@ namespace nmt {
 /// Returns each piece's word.
 std::vector<int64_t> piece_words(const std::vector<std::string>& pieces);
 
+/// The attention of `map` (rows: target pieces, columns: source pieces, eos last on both) summed
+/// over the pieces of each word pair: mass[target word][source word]. Empty when either side has
+/// no word.
+std::vector<std::vector<double>> word_attention(const AttentionMap& map);
+
 /// Each target word aligned to the source word it attends to most: the attention of `map`
 /// (rows: target pieces, columns: source pieces, eos last on both) summed over the pieces of
 /// each word pair. Pairs (source word, target word), in target order; one per target word.

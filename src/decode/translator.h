@@ -140,9 +140,10 @@ class Translator {
   const Ensemble& models() const { return models_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const at::Device& device() const { return device_; }
+  /// Writes `message` to the log (set_log), if any.
+  void report(const std::string& message) const;
 
  private:
-  void report(const std::string& message) const;
   /// decode.mbr: orders one input's candidates by expected utility (their scores become it) and
   /// keeps decode.nbest. `hypotheses` are the candidates' search results, in the same order.
   void select_by_mbr(std::vector<TranslatedText>& nbest,

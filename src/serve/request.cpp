@@ -13,7 +13,7 @@ using json = nlohmann::json;
 
 constexpr const char* kKnownFields =
     "text, beam, nbest, length_penalty, max_len_offset, scores, alignment, prefix, constraints, "
-    "tgt_lang";
+    "tgt_lang, split, format, casing";
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
@@ -168,6 +168,50 @@ void validate_decode(const DecodeConfig& decode) {
   }
 }
 
+/// A choice field ("split": "none"), by the names the command line takes.
+template <class E>
+E choice_field(const json& value, const std::string& name) {
+  if (!value.is_string()) {
+    throw bad_request("\"" + name + "\" must be one of " + choice_list<E>() + ", not " +
+                      value.dump());
+  }
+  const auto choice = parse_choice<E>(value.get<std::string>());
+  if (!choice) {
+    throw bad_request("\"" + name + "\" = " + value.dump() + " is not valid: choose one of " +
+                      choice_list<E>());
+  }
+  return *choice;
+}
+
+/// Which field asks for what works on whole texts only; "" when none does.
+std::string per_text_field(const json& root, const TranslateRequest& request) {
+  for (const char* field : {"alignment", "prefix", "constraints"}) {
+    if (root.contains(field) && !(root[field].is_boolean() && !root[field].get<bool>())) {
+      return field;
+    }
+  }
+  return request.decode.nbest > 1 ? "nbest" : "";
+}
+
+/// "split", "format" and "casing" over `defaults`, or none for a request that works per text.
+std::optional<TextOptions> text_fields(const json& root, const TranslateRequest& request,
+                                       TextOptions defaults) {
+  if (root.contains("split")) defaults.split = choice_field<SplitMode>(root["split"], "split");
+  if (root.contains("format")) defaults.format = choice_field<TextFormat>(root["format"], "format");
+  if (root.contains("casing")) defaults.casing = choice_field<CasingMode>(root["casing"], "casing");
+  const auto field = per_text_field(root, request);
+  if (field.empty()) return defaults;
+  if (defaults.format == TextFormat::kHtml) {
+    throw bad_request("\"format\": \"html\" translates documents; \"" + field +
+                      "\" works on plain texts (\"format\": \"text\")");
+  }
+  if (root.contains("split") && defaults.split == SplitMode::kSentences) {
+    throw bad_request("\"split\": \"sentences\" translates sentence by sentence; \"" + field +
+                      "\" works on whole texts: use \"split\": \"none\"");
+  }
+  return std::nullopt;
+}
+
 void check_beam_limit(const char* name, int64_t value, const ServeLimits& limits) {
   if (value > limits.max_beam) {
     throw bad_request("\"" + std::string(name) + "\" = " + std::to_string(value) +
@@ -179,7 +223,7 @@ void check_beam_limit(const char* name, int64_t value, const ServeLimits& limits
 }  // namespace
 
 TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
-                                         const ServeLimits& limits) {
+                                         const ServeLimits& limits, const TextOptions& text) {
   const json root = parse_body(body, limits.max_json_depth);
   if (!root.is_object()) throw bad_request("the body must be a JSON object with a \"text\" field");
   TranslateRequest request;
@@ -210,8 +254,9 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
       request.alignment = value.get<bool>();
     } else if (key == "tgt_lang") {
       request.tgt_lang = language_field(value);
-    } else if (key == "prefix" || key == "constraints") {
-      continue;  // shaped like "text": read after it
+    } else if (key == "prefix" || key == "constraints" || key == "split" || key == "format" ||
+               key == "casing") {
+      continue;  // read after the others
     } else {
       throw bad_request("unknown field \"" + key + "\" (known: " + kKnownFields + ")");
     }
@@ -221,6 +266,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
   if (!root.contains("beam")) request.decode.widen_beam_to_candidates();  // as the CLI does
   validate_decode(request.decode);
   if (request.decode.nbest > 1 || request.alignment) request.scores = true;
+  request.text = text_fields(root, request, text);
   return request;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "decode/translator.h"
+#include "text/document.h"
 
 namespace nmt {
 
@@ -21,7 +23,7 @@ namespace nmt {
 /// the beam), so that no client can make the server decode for minutes or hold gigabytes.
 struct ServeLimits {
   size_t max_body_bytes = size_t(1) << 20;  ///< request body (413 above)
-  size_t max_text_bytes = 10000;            ///< one text, in bytes (413 above)
+  size_t max_text_bytes = 100000;           ///< one text (a paragraph, a document), bytes (413)
   size_t max_texts = 256;                   ///< texts in one request (413 above)
   int64_t max_beam = 32;                    ///< beam (and nbest) a request may ask for (400)
   int max_json_depth = 8;                   ///< nesting of arrays/objects in a body (400)
@@ -51,18 +53,25 @@ struct TranslateRequest {
   /// "tgt_lang": the target language of a model trained on several pairs ("" = the server's
   /// default, serve --tgt-lang, or the model's only one).
   std::string tgt_lang;
+  /// "split", "format", "casing": how texts become segments (text/document.h), over the
+  /// server's defaults. Unset when the request asks for what works on whole texts only
+  /// (alignment, prefix, constraints, nbest > 1): each text is then one segment, cut at the
+  /// model's limit with a warning.
+  std::optional<TextOptions> text;
 };
 
 /// Parses and checks a body: {"text": "..." | ["...", ...], "beam": N, "nbest": K,
 /// "length_penalty": A, "max_len_offset": N, "scores": bool, "alignment": bool, "prefix": P,
-/// "constraints": C, "tgt_lang": L}. With one "text" string, P is a string and C a list of strings;
-/// with a list of texts, P is a list of strings and C a list of such lists, one entry per text.
-/// Options override `defaults` as the command line's do (DecodeConfig::widen_beam_to_candidates
-/// when "beam" is not given) and pass the same validation (DecodeConfig::validate) as `nmt
-/// translate`'s. Throws RequestError: 400 for malformed JSON, unknown fields, wrong types, invalid
-/// UTF-8, out-of-range options; 413 for a text or list above the limits.
+/// "constraints": C, "tgt_lang": L, "split": "sentences" | "none", "format": "text" | "html",
+/// "casing": "auto" | "none"}. `text` holds the server's defaults for the last three. With one
+/// "text" string, P is a string and C a list of strings; with a list of texts, P is a list of
+/// strings and C a list of such lists, one entry per text. Options override `defaults` as the
+/// command line's do (DecodeConfig::widen_beam_to_candidates when "beam" is not given) and pass the
+/// same validation (DecodeConfig::validate) as `nmt translate`'s. Throws RequestError: 400 for
+/// malformed JSON, unknown fields, wrong types, invalid UTF-8, out-of-range options; 413 for a text
+/// or list above the limits.
 TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
-                                         const ServeLimits& limits);
+                                         const ServeLimits& limits, const TextOptions& text = {});
 
 /// A checked POST /attention request: the cross-attention of one text's translation.
 struct AttentionRequest {

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <csignal>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -109,7 +111,12 @@ struct TranslationServer::Impl {
   Impl(ServedModel served_model, ServeOptions serve_options)
       : served(std::move(served_model)),
         options(std::move(serve_options)),
-        queue(served.model, served.tokenizer, served.device, with_tags(options.batching, served)) {}
+        queue(served.model, served.tokenizer, served.device, with_tags(options.batching, served)) {
+    if (options.text.max_pieces == 0) {
+      options.text.max_pieces = segment_limit(served.model, served.config.data.max_len,
+                                              served.config.data.lang_tag == LangTag::kSource);
+    }
+  }
 
   void configure();
   void translate(const httplib::Request& req, httplib::Response& res,
@@ -119,6 +126,11 @@ struct TranslationServer::Impl {
   /// Each text's "prefix" and "constraints" (encode_guide, check_guide): a RequestError 400
   /// naming the text when one cannot be encoded or does not fit its output.
   void add_guides(std::vector<SourceLine>& lines, const TranslateRequest& request) const;
+  /// The request's texts as text (TextPlan): their segments decoded in the queue, joined back.
+  std::vector<TranslationResult> translate_texts(const TranslateRequest& request,
+                                                 const std::string& tgt_lang,
+                                                 const LineEncoder& encode,
+                                                 const std::function<Translator&()>& attention_of);
   json info() const;
   /// The target language of a request: its "tgt_lang", else serve --tgt-lang, else the model's
   /// only one; a 400 naming the model's pairs when it was not trained for it or none is chosen.
@@ -227,6 +239,30 @@ void TranslationServer::Impl::add_guides(std::vector<SourceLine>& lines,
   }
 }
 
+std::vector<TranslationResult> TranslationServer::Impl::translate_texts(
+    const TranslateRequest& request, const std::string& tgt_lang, const LineEncoder& encode,
+    const std::function<Translator&()>& attention_of) {
+  TextOptions text = *request.text;
+  text.tgt_lang = tgt_lang;  // whose case mappings restore ALL CAPS
+  const TextPlan plan(request.texts, text, [&](const std::string& segment) {
+    return served.tokenizer.encode_src(segment).size();
+  });
+  std::vector<SourceLine> lines;
+  for (size_t k = 0; k < plan.segments().size(); ++k) {
+    try {
+      lines.push_back(encode(plan.segments()[k], plan.input_of(k) + 1));
+    } catch (const Error& e) {
+      throw RequestError(400, "\"text[" + std::to_string(plan.input_of(k)) +
+                                  "]\" cannot be tokenized: " + e.what());
+    }
+  }
+  std::vector<TranslationResult> segments;
+  if (!lines.empty()) segments = queue.submit(std::move(lines), request.decode).get();
+  return plan.assemble(segments, [&](const std::string& source, const TranslatedText& translation) {
+    return align_translation(attention_of(), source, translation, request.text->view);
+  });
+}
+
 void TranslationServer::Impl::translate(const httplib::Request&, httplib::Response& res,
                                         const httplib::ContentReader& reader) {
   const auto& limits = options.limits;
@@ -247,27 +283,40 @@ void TranslationServer::Impl::translate(const httplib::Request&, httplib::Respon
                                   " bytes (--max-body-bytes)");
     }
     if (!complete) throw RequestError(400, "the body could not be read (cut short or too slow)");
-    const auto request = parse_translate_request(body, served.config.decode, limits);
+    const auto request = parse_translate_request(body, served.config.decode, limits, options.text);
     const std::string tgt_lang = target_of(request.tgt_lang);
-    auto lines = encode_texts(request.texts, [&](const std::string& text, size_t number) {
+    const auto encode = [&](const std::string& text, size_t number) {
       auto line = encode_line(served.tokenizer, served.model, text, number);
       line.tgt_lang = tgt_lang;
       return line;
-    });
-    add_guides(lines, request);
+    };
+    // One teacher-forced pass per aligned hypothesis, on this thread (the model is only read).
+    std::unique_ptr<Translator> aligner;
+    const auto attention_of = [&]() -> Translator& {
+      if (!aligner) {
+        aligner = std::make_unique<Translator>(served.model, served.tokenizer, served.config.decode,
+                                               served.device);
+        aligner->set_log(nullptr);
+        aligner->set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
+      }
+      return *aligner;
+    };
     std::vector<TranslationResult> results;
-    if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
     std::vector<std::vector<std::string>> alignments;
-    if (request.alignment) {  // one teacher-forced pass per hypothesis, on this thread
-      Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
-      translator.set_log(nullptr);
-      translator.set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
+    if (request.text) {
+      results = translate_texts(request, tgt_lang, encode, attention_of);
+    } else {
+      auto lines = encode_texts(request.texts, encode);
+      add_guides(lines, request);
+      if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
+    }
+    if (request.alignment) {
       for (size_t i = 0; i < results.size(); ++i) {
         alignments.emplace_back();
         for (const auto& hypothesis : results[i].nbest) {
           alignments.back().push_back(hypothesis.tokens.empty()
                                           ? ""
-                                          : pharaoh(align_words(translator.attention(
+                                          : pharaoh(align_words(attention_of().attention(
                                                 request.texts[i], hypothesis.tokens))));
         }
       }

@@ -23,6 +23,7 @@ struct ServeOptions {
   int port = 8080;                 ///< 0: any free port (start() returns it)
   ServeLimits limits;
   BatchOptions batching;
+  TextOptions text;               ///< requests' "split", "format" and "casing" when they give none
   int http_threads = 64;          ///< connections served at once (more wait to be accepted)
   int read_timeout_s = 5;         ///< a client silent this long mid-request is dropped (and writes)
   int keep_alive_s = 5;           ///< an idle kept-alive connection is closed after this

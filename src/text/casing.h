@@ -1,0 +1,30 @@
+#pragma once
+
+// Inference-time handling of headings and shouting: a model trained on sentence-case captions
+// translates "A DOG RUNS ON THE BEACH." as noise. A sentence in ALL CAPS or Title Case is given
+// to the model in sentence case; an ALL CAPS sentence's translation is upper-cased again (a
+// Title Case one keeps the model's casing, which is the target language's own).
+
+#include <string>
+
+namespace nmt {
+
+enum class SourceCasing {
+  kAsWritten,  ///< mixed case: translated as it is
+  kUpper,      ///< every cased letter upper case (at least kMinCasedLetters of them)
+  kTitle,      ///< at least 3 words, at least 2 of them of 4+ letters, every such word and at
+               ///< least half of all words capitalised (not all caps)
+};
+
+/// How `sentence` is cased, by the rules above.
+SourceCasing detect_casing(const std::string& sentence);
+
+/// `sentence` lower-cased, its first letter upper-cased unless `capitalise` is false ("A DOG
+/// RUNS." -> "A dog runs."), by ICU's full case mappings for `lang`.
+std::string sentence_case(const std::string& sentence, const std::string& lang,
+                          bool capitalise = true);
+
+/// `text` upper-cased by ICU's full case mappings for `lang` (German "ß" -> "SS").
+std::string upper_case(const std::string& text, const std::string& lang);
+
+}  // namespace nmt
