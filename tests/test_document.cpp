@@ -63,21 +63,22 @@ TEST(Document, ATooLongSentenceIsTranslatedInPartsWithAWarningAndNothingIsCut) {
 TEST(Document, AllCapsIsTranslatedInSentenceCaseAndUpperCasedAgain) {
   TextOptions options;
   options.tgt_lang = "de";
-  const TextPlan plan({"A DOG RUNS ON THE STREET. A Big Brown Dog Runs Home."}, options,
+  // (ICU's rules do not end a sentence at "STREET. A": a capital after a capital's full stop.)
+  const TextPlan plan({"A DOG RUNS ON THE STREET! A Big Brown Dog Runs Home."}, options,
                       word_count);
   EXPECT_EQ(plan.segments(),
             (std::vector<std::string>{"A dog runs on the street.", "A big brown dog runs home."}));
   std::vector<TranslationResult> results(2);
-  results[0].nbest.push_back({"Ein Hund läuft auf der Straße.", 0.0, {}});
+  results[0].nbest.push_back({"Ein Hund läuft auf der Straße!", 0.0, {}});
   results[1].nbest.push_back({"Ein großer Hund läuft heim.", 0.0, {}});
   EXPECT_EQ(plan.assemble(results, nullptr)[0].best(),
-            "EIN HUND LÄUFT AUF DER STRASSE. Ein großer Hund läuft heim.");
+            "EIN HUND LÄUFT AUF DER STRASSE! Ein großer Hund läuft heim.");
   options.casing = CasingMode::kNone;
   EXPECT_EQ(TextPlan({"A DOG RUNS."}, options, word_count).segments()[0], "A DOG RUNS.");
 }
 
 TEST(Document, BadUtf8FailsItsLineAndAFailedOrInterruptedSegmentItsInput) {
-  const TextPlan plan({"ok. fine.", "bad \xff", "next."}, TextOptions{}, word_count, 10);
+  const TextPlan plan({"Ok. Fine.", "bad \xff", "Next."}, TextOptions{}, word_count, 10);
   ASSERT_EQ(plan.segments().size(), 3u);
   auto results = bracketed(plan);
   results[1].nbest.clear();
@@ -86,7 +87,7 @@ TEST(Document, BadUtf8FailsItsLineAndAFailedOrInterruptedSegmentItsInput) {
   EXPECT_TRUE(out[0].interrupted);
   ASSERT_TRUE(out[1].error.has_value());
   EXPECT_NE(out[1].error->find("line 11: invalid UTF-8 at byte 5"), std::string::npos);
-  EXPECT_EQ(out[2].best(), "<next.>");
+  EXPECT_EQ(out[2].best(), "<Next.>");
 }
 
 TEST(Document, HtmlBlocksAreSegmentsAndTagsFollowTheAlignment) {
