@@ -270,7 +270,7 @@ TEST(CmdTranslate, AnHtmlDocumentComesBackWithItsMarkup) {
   ASSERT_EQ(run.code, 0) << run.err;
   const auto out = test::read_text(dir / "out.html");
   for (const char* kept :
-       {"<!DOCTYPE html>", "<html><head><title>", "<script>if (a < b) run();</script>",
+       {"<!DOCTYPE html>\n<html><head><title>", "<script>if (a < b) run();</script>",
         "<p class=\"c\">", "<b>", "</b>", "<i>", "</i>", "<br>", "</p></body></html>\n"}) {
     EXPECT_NE(out.find(kept), std::string::npos) << kept << " in " << out;
   }

@@ -67,7 +67,7 @@ TEST(Document, AllCapsIsTranslatedInSentenceCaseAndUpperCasedAgain) {
   const TextPlan plan({"A DOG RUNS ON THE STREET! A Big Brown Dog Runs Home."}, options,
                       word_count);
   EXPECT_EQ(plan.segments(),
-            (std::vector<std::string>{"A dog runs on the street.", "A big brown dog runs home."}));
+            (std::vector<std::string>{"A dog runs on the street!", "A big brown dog runs home."}));
   std::vector<TranslationResult> results(2);
   results[0].nbest.push_back({"Ein Hund läuft auf der Straße!", 0.0, {}});
   results[1].nbest.push_back({"Ein großer Hund läuft heim.", 0.0, {}});
@@ -78,7 +78,7 @@ TEST(Document, AllCapsIsTranslatedInSentenceCaseAndUpperCasedAgain) {
 }
 
 TEST(Document, BadUtf8FailsItsLineAndAFailedOrInterruptedSegmentItsInput) {
-  const TextPlan plan({"Ok. Fine.", "bad \xff", "Next."}, TextOptions{}, word_count, 10);
+  const TextPlan plan({"One. Two.", "bad \xff", "Next."}, TextOptions{}, word_count, 10);
   ASSERT_EQ(plan.segments().size(), 3u);
   auto results = bracketed(plan);
   results[1].nbest.clear();

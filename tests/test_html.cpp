@@ -37,7 +37,7 @@ TEST(Html, BlocksAreSegmentsAndInlineTagsSpanTheirText) {
 
 TEST(Html, AttributesCommentsScriptsPreAndCodePassThrough) {
   const std::string html =
-      "<!DOCTYPE html><html><head><title>Dogs</title><style>p > b { color: red }</style></head>"
+      "<!DOCTYPE html>\n<html><head><title>Dogs</title><style>p > b { color: red }</style></head>"
       "<body><!-- note --><p class=\"x\" title=\"a &quot;dog&quot;\">Run <code>ls -l</code> now."
       "</p><pre>  keep  this  </pre><script>if (a < b) go();</script></body></html>";
   const auto document = parse_html(html);

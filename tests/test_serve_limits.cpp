@@ -63,7 +63,7 @@ TEST(ServeLimits, EachBadRequestGetsItsStatusAndNamesTheField) {
       {"{\"text\": \"bad \xff byte\"}", 400, "not valid UTF-8 (byte 15)"},
       {R"({"text": "\udc00"})", 400, "malformed JSON"},  // a lone surrogate
       {std::string(100000, '['), 400, "nests deeper than 8"},
-      {json{{"text", std::string(100000, 'a')}}.dump(), 413, "\"text[0]\" has 100000 bytes"},
+      {json{{"text", std::string(100001, 'a')}}.dump(), 413, "\"text[0]\" has 100001 bytes"},
       {json{{"text", many}}.dump(), 413, "--max-texts"},
       {std::string(2 << 20, ' '), 413, "--max-body-bytes"},
   };

@@ -257,7 +257,8 @@ std::vector<TranslationResult> TranslationServer::Impl::translate_texts(
     }
   }
   std::vector<TranslationResult> segments;
-  if (!lines.empty()) segments = queue.submit(std::move(lines), request.decode).get();
+  // Every request goes through the queue, one of blank texts too (it counts what it answers).
+  if (!request.texts.empty()) segments = queue.submit(std::move(lines), request.decode).get();
   return plan.assemble(segments, [&](const std::string& source, const TranslatedText& translation) {
     return align_translation(attention_of(), source, translation, request.text->view);
   });

@@ -319,6 +319,24 @@ HtmlDocument parse_html(const std::string& html) {
   }
   auto document = builder.finish();
   if (doc == nullptr) document.literals.back() = escape_html(html);  // never lose the text
+  // The parser drops whitespace outside the root element: the line break after the doctype
+  // and after </html> come back as they were.
+  const auto& head = document.literals.front();
+  const size_t doctype_end = head.rfind("<!DOCTYPE", 0) == 0 ? head.find('>') : std::string::npos;
+  const size_t source_end = whole ? html.find('>', html.find("<!")) : std::string::npos;
+  if (doctype_end != std::string::npos && source_end != std::string::npos &&
+      html.compare(0, source_end + 1, head, 0, doctype_end + 1) == 0) {
+    const size_t gap = html.find_first_not_of(" \t\r\n", source_end + 1);
+    document.literals.front().insert(doctype_end + 1,
+                                     html.substr(source_end + 1, gap - source_end - 1));
+  }
+  const size_t last = html.find_last_not_of(" \t\r\n");
+  const std::string tail = last == std::string::npos ? "" : html.substr(last + 1);
+  auto& end = document.literals.back();
+  if (!tail.empty() &&
+      (end.size() < tail.size() || end.compare(end.size() - tail.size(), tail.size(), tail) != 0)) {
+    end += tail;
+  }
   if (repairs.count > 0) {
     document.repaired = repairs.first;
     if (repairs.count > 1)
