@@ -44,6 +44,10 @@ TEST(Markup, NestingIsKeptAndSiblingsNeverCross) {
             "<b>T0</b><i><em></em></i> T1");
   // Two siblings linked to the same word: the first keeps it, the second goes after it.
   EXPECT_EQ(carried("<b>a</b> <i>b</i>", "x", {{0, 0}, {1, 0}}), "<b>x</b><i></i>");
+  const auto block = parse_html("<b>a</b> <i>b</i>").blocks.at(0);
+  const auto placed = place_tags(block, "x", links(block.text, "x", {{0, 0}, {1, 0}}));
+  EXPECT_EQ(placed.tags[1].span.begin, 1u);  // moved after <b>'s word, not over it
+  EXPECT_TRUE(placed.tags[1].span.empty());
 }
 
 TEST(Markup, VoidTagsAndTagsOverUnlinkedWordsGoAfterThePrecedingWord) {
