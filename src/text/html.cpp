@@ -5,6 +5,7 @@
 #include <libxml/xmlerror.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -213,7 +214,8 @@ bool is_document(const std::string& html) {
   at = html.find_first_not_of(" \t\r\n", at);
   if (at == std::string::npos) return false;
   std::string start = html.substr(at, 9);
-  std::transform(start.begin(), start.end(), start.begin(), ::tolower);
+  std::transform(start.begin(), start.end(), start.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
   return start.rfind("<!doctype", 0) == 0 || start.rfind("<html", 0) == 0;
 }
 
