@@ -5,11 +5,19 @@ scored with sacreBLEU against the same references (docs/text.md).
 
 Usage:
   scripts/bench_text.py run --checkpoint CKPT --out DIR [--sets test_2016_flickr,...]
-                            [--sacrebleu PATH] [--repeat 3]
-      build the variants, translate each, score them; DIR/results.json (and DIR/samples.json)
-  scripts/bench_text.py --write DIR    write the table into docs/text.md between its markers
+                            [--sacrebleu PATH] [--repeat 3] [--flags "--repetition-penalty 1.2"]
+                            [--label TEXT]
+      build the variants, translate each (with --flags added to every `nmt translate`), score
+      them; DIR/results.json
+  scripts/bench_text.py --write DIR    write DIR's table into docs/text.md between its markers
+                                       (a folder whose results name --compare-with folders: the
+                                       comparison table of them all)
   scripts/bench_text.py --check DIR    exit 1 when docs/text.md's table differs from DIR's
   scripts/bench_text.py DIR            print the table
+  scripts/bench_text.py compare --out DIR DIR1 DIR2 ...
+      DIR/results.json naming the folders to compare (models with and without data.augment,
+      decoding with and without the repetition guards): one row per folder, on clean and noisy
+      sources
 
 The variants of each test set (captions c_1..c_n, references r_1..r_n):
   lines       one caption per line: the baseline, and the line-by-line translations the others
@@ -20,6 +28,8 @@ The variants of each test set (captions c_1..c_n, references r_1..r_n):
   caps        ALL CAPS source; lowercased BLEU against the baseline's lowercased BLEU
   title       Title Case source (every word's first letter upper case)
   nopunct     the final full stop (or ! ?) dropped
+  typos       one character typo per started 40 characters (a letter swapped with the next,
+              dropped, doubled or replaced by another of the line's), as data.augment makes them
   markup      each line a <p>, a random pair of its words in <b>, <i> or <em>, one HTML
               document; tags kept and well-formed (Python's html.parser), BLEU of the
               tag-stripped output against the baseline
@@ -27,7 +37,9 @@ The variants of each test set (captions c_1..c_n, references r_1..r_n):
 Single-word <b> spans: tests/fixtures/markup_spans.tsv (50 hand-made sentences, each with one
 word in <b> and the German words its translation may be): the share whose <b> wraps one of them.
 Time: the clean lines with the defaults against --split none --format text --casing none,
-alternating, fastest of --repeat.
+alternating, fastest of --repeat (0: not timed).
+Paragraphs and long lines are also scored on the groups whose captions all end in . ! or ?
+(a caption without one runs into the next, and no sentence splitter can find the boundary).
 
 sacreBLEU: `--sacrebleu PATH` is a sacreBLEU source tree (fetched: github.com/mjpost/sacrebleu,
 with its Debian dependencies python3-regex python3-tabulate python3-portalocker
@@ -61,6 +73,7 @@ GOALS = {  # variant: (what is compared, the most it may lose)
     "caps": ("lowercased BLEU against the clean source's", 2.0),
     "title": ("BLEU against the clean source's", 1.5),
     "nopunct": ("BLEU against the clean source's", 1.0),
+    "typos": ("BLEU against the clean source's", None),
     "markup": ("BLEU of the tag-stripped output against the untagged input's", 0.5),
 }
 
@@ -104,8 +117,9 @@ class Scorer:
 
 
 class Translator:
-    def __init__(self, nmt, checkpoint, workdir):
+    def __init__(self, nmt, checkpoint, workdir, flags=()):
         self.nmt, self.checkpoint, self.workdir = nmt, checkpoint, Path(workdir)
+        self.flags = list(flags)
         self.count = 0
 
     def __call__(self, lines, *flags, document=False):
@@ -116,7 +130,7 @@ class Translator:
         out = self.workdir / f"out{self.count}.txt"
         src.write_text("\n".join(lines) + "\n", encoding="utf-8")
         cmd = [self.nmt, "translate", "--checkpoint", self.checkpoint, "--input", str(src),
-               "--output", str(out), *flags]
+               "--output", str(out), *self.flags, *flags]
         start = time.monotonic()
         run = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.monotonic() - start
@@ -149,6 +163,31 @@ def title_case(line):
 
 def no_final_punct(line):
     return re.sub(r"\s*[.!?]+\s*$", "", line)
+
+
+def typos(line, rng):
+    """`line` with one typo per started 40 characters at letters (data/augment.cpp's kinds)."""
+    chars = list(line)
+    for _ in range(1 + (len(chars) - 1) // 40 if chars else 0):
+        letters = [i for i, c in enumerate(chars) if c.isalpha()]
+        if not letters:
+            break
+        at = rng.choice(letters)
+        kind = rng.randrange(4)
+        if kind == 0 and at + 1 < len(chars) and chars[at + 1].isalpha() and chars[at + 1] != chars[at]:
+            chars[at], chars[at + 1] = chars[at + 1], chars[at]
+        elif kind == 1 and len(letters) > 1:
+            del chars[at]
+        elif kind == 3 and any(chars[i] != chars[at] for i in letters):
+            chars[at] = rng.choice([chars[i] for i in letters if chars[i] != chars[at]])
+        else:
+            chars.insert(at, chars[at])
+    return "".join(chars)
+
+
+def punctuated(grouping, src):
+    """The indices of the groups whose captions all end in sentence-final punctuation."""
+    return [k for k, g in enumerate(grouping) if all(re.search(r"[.!?]\s*$", src[i]) for i in g)]
 
 
 def sentence_ends(line):
@@ -218,8 +257,13 @@ def run_set(name, src, ref, translate, score, rng, repeat):
         line_by_line = joined(base, grouping)
         ends = sum(sentence_ends(h) for h in hyps)
         ends_ref = sum(sentence_ends(h) for h in line_by_line)
+        whole = punctuated(grouping, src)
         result[variant] = {
             "bleu": score.bleu(hyps, refs), "line_by_line": score.bleu(line_by_line, refs),
+            "punctuated_groups": len(whole), "groups": len(grouping),
+            "punctuated_bleu": score.bleu([hyps[k] for k in whole], [refs[k] for k in whole]),
+            "punctuated_line_by_line": score.bleu([line_by_line[k] for k in whole],
+                                                  [refs[k] for k in whole]),
             "ratio": round(sum(len(h.split()) for h in hyps) / sum(len(r.split()) for r in refs), 3),
             "sentence_ends": ends, "sentence_ends_line_by_line": ends_ref,
             "truncated": err.count("translating only the first"),
@@ -227,8 +271,10 @@ def run_set(name, src, ref, translate, score, rng, repeat):
         }
         samples[variant] = {"source": joined(src, grouping)[0], "translation": hyps[0]}
 
+    noise = random.Random(rng.random())
     for variant, transform, flags in [("caps", str.upper, []), ("title", title_case, []),
-                                      ("nopunct", no_final_punct, [])]:
+                                      ("nopunct", no_final_punct, []),
+                                      ("typos", lambda line: typos(line, noise), [])]:
         source = [transform(s) for s in src]
         hyps, _, _ = translate(source, *flags)
         lowercase = variant == "caps"
@@ -253,6 +299,8 @@ def run_set(name, src, ref, translate, score, rng, repeat):
                         "repaired": err.count("malformed HTML")}
     samples["markup"] = {"source": tagged[0][0], "translation": hyps[0]}
 
+    if repeat == 0:
+        return result, samples
     timings = {"default": [], "off": []}
     for _ in range(repeat):
         timings["default"].append(translate(src)[2])
@@ -292,8 +340,9 @@ def run(args):
     score = Scorer(args.sacrebleu, args.nmt)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
-        translate = Translator(args.nmt, args.checkpoint, tmp)
+        translate = Translator(args.nmt, args.checkpoint, tmp, args.flags.split())
         results = {"checkpoint": args.checkpoint, "seed": args.seed, "scorer": score.name,
+                   "flags": args.flags, "label": args.label or args.flags or "defaults",
                    "sets": {}, "samples": {}}
         for name in args.sets.split(","):
             src = read_lines(Path(args.data) / f"{name}.en.gz")
@@ -312,19 +361,33 @@ def table(results):
     for name, r in results["sets"].items():
         rows.append(f"| {name} | one caption per line | {r['lines_bleu']:.2f} | — | — | — | — |")
         for variant, (what, most) in GOALS.items():
+            if variant not in r:  # a run from before the variant existed
+                continue
             v = r[variant]
             other = v.get("line_by_line", v.get("clean"))
             diff = v["bleu"] - other
-            met = diff >= -most
+            met = most is not None and diff >= -most
             if variant == "markup":
                 met = met and v["tags_kept"] == 100.0
             if variant == "long":
                 met = met and v["truncated"] == 0 and v["sentence_ends"] >= v["sentence_ends_line_by_line"]
+            if most is None:
+                rows.append(f"| {name} | {variant} | {v['bleu']:.2f} | {other:.2f} | {diff:+.2f} | "
+                            f"— ({what}) | — |")
+                continue
             rows.append(f"| {name} | {variant} | {v['bleu']:.2f} | {other:.2f} | {diff:+.2f} | "
                         f"≥ −{most} ({what}) | {'yes' if met else '**no**'} |")
     lines = ["\n".join(rows), "", "| test set | check | value |", "| --- | --- | --- |"]
     for name, r in results["sets"].items():
         lines.append(f"| {name} | paragraphs: output length / reference | {r['paragraphs']['ratio']} |")
+        for variant in ("paragraphs", "long"):
+            v = r[variant]
+            if "punctuated_bleu" in v:
+                lines.append(
+                    f"| {name} | {variant}: the {v['punctuated_groups']} of {v['groups']} groups "
+                    f"whose captions all end in . ! ?: BLEU / line by line | "
+                    f"{v['punctuated_bleu']:.2f} / {v['punctuated_line_by_line']:.2f} "
+                    f"({v['punctuated_bleu'] - v['punctuated_line_by_line']:+.2f}) |")
         lines.append(f"| {name} | long lines: sentence ends, output / line by line | "
                      f"{r['long']['sentence_ends']} / {r['long']['sentence_ends_line_by_line']} |")
         lines.append(f"| {name} | long lines: sources cut / sentences split again | "
@@ -334,34 +397,75 @@ def table(results):
                          f"{r[variant]['model_alone']:.2f} |")
         lines.append(f"| {name} | markup: lines whose tags all came back well-formed | "
                      f"{r['markup']['tags_kept']}% |")
-        t = r["time"]
+        t = r.get("time")
+        if t is None:
+            continue
         lines.append(f"| {name} | time: defaults / --split none --format text --casing none | "
                      f"{t['default_s']} s / {t['off_s']} s ({t['overhead_pct']:+.1f}%) |")
     s = results["spans"]
     lines.append(f"| fixture | single-word `<b>` spans around the word's translation | "
                  f"{s['wrapped']} of {s['translated']} translated ({s['wrapped_pct']}%; "
                  f"{s['spans']} spans) |")
+    flags = f"; every translation with `{results['flags']}`" if results.get("flags") else ""
     lines += ["", f"Scored with {results['scorer']}; checkpoint `{results['checkpoint']}`, "
-              f"seed {results['seed']}."]
+              f"seed {results['seed']}{flags}."]
     return "\n".join(lines)
+
+
+COMPARED = [  # (column, variant, key in its entry, lowercased)
+    ("clean", "lines", None, False), ("ALL CAPS, model alone (lc)", "caps", "model_alone", True),
+    ("ALL CAPS (lc)", "caps", "bleu", True), ("Title Case, model alone", "title", "model_alone", False),
+    ("no final punctuation", "nopunct", "bleu", False), ("typos", "typos", "bleu", False),
+    ("paragraphs", "paragraphs", "bleu", False)]
+
+
+def compare_table(results):
+    """One row per compared folder and test set: BLEU on the clean source and the noisy ones."""
+    rows = ["| run | test set | " + " | ".join(c for c, _, _, _ in COMPARED) + " |",
+            "| --- | --- | " + " | ".join("---:" for _ in COMPARED) + " |"]
+    for folder in results["folders"]:
+        r = json.loads((ROOT / folder / "results.json").read_text(encoding="utf-8"))
+        for name, sets in r["sets"].items():
+            cells = []
+            for _, variant, key, _ in COMPARED:
+                cells.append(f"{sets['lines_bleu']:.2f}" if key is None else
+                             f"{sets[variant][key]:.2f}")
+            rows.append(f"| {r['label']} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows + ["", "Rows: " + "; ".join(f"[{Path(f).name}]"
+                                                        f"({os.path.relpath(ROOT / f, DOC.parent)})"
+                                                        for f in results["folders"]) + "."])
 
 
 def section(folder):
     results = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
     rel = os.path.relpath(Path(folder).resolve(), ROOT)
-    return f"{BEGIN}{rel} -->\n{table(results)}\n{END}"
+    body = compare_table(results) if "folders" in results else table(results)
+    return f"{BEGIN}{rel} -->\n{body}\n{END}"
 
 
 def replace_section(doc, new):
-    start, end = doc.find(BEGIN), doc.find(END)
+    marker = new[: new.index("\n")]
+    start = doc.find(marker)
+    end = doc.find(END, start)
     if start < 0 or end < 0:
-        raise SystemExit(f"bench_text: {DOC} has no text-table markers")
+        raise SystemExit(f"bench_text: {DOC} has no marker {marker}")
     return doc[:start] + new + doc[end + len(END):]
+
+
+def compare(args, folders):
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {"folders": [os.path.relpath(Path(f).resolve(), ROOT) for f in folders]}
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    print(compare_table(results))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", nargs="?", help="run, or a results folder to print")
+    parser.add_argument("command", nargs="?", help="run, compare, or a results folder to print")
+    parser.add_argument("folders", nargs="*", help="compare: the results folders")
+    parser.add_argument("--flags", default="", help="run: flags for every nmt translate")
+    parser.add_argument("--label", help="run: the run's name in comparisons (default: --flags)")
     parser.add_argument("--checkpoint")
     parser.add_argument("--out")
     parser.add_argument("--data", default=str(ROOT / "data" / "multi30k"))
@@ -377,6 +481,10 @@ def main():
         if not args.checkpoint or not args.out:
             parser.error("run needs --checkpoint and --out")
         return run(args)
+    if args.command == "compare":
+        if not args.out or not args.folders:
+            parser.error("compare needs --out and the folders")
+        return compare(args, args.folders)
     if args.write or args.check:
         folder = args.write or args.check
         doc = DOC.read_text(encoding="utf-8")
@@ -390,7 +498,8 @@ def main():
             return 1
         return 0
     if args.command:
-        print(table(json.loads((Path(args.command) / "results.json").read_text())))
+        results = json.loads((Path(args.command) / "results.json").read_text())
+        print(compare_table(results) if "folders" in results else table(results))
         return 0
     parser.error("give run, --write DIR, --check DIR or a results folder")
 

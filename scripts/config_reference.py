@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- config:begin -->", "<!-- config:end -->"
 STRUCTS = {"ModelConfig": "model", "DataConfig": "data", "TrainConfig": "train",
-           "DecodeConfig": "decode"}
+           "DecodeConfig": "decode", "AugmentConfig": "data.augment"}
 CONFIGS = ("configs/multi30k_en_de.json", "configs/multi30k_de_en.json")
 FIELD = re.compile(r"^\s*[\w:<>, ]+?\s+(\w+)(?:\s*=\s*[^;]*)?;\s*(?:///<\s*(.*))?$")
 
@@ -77,6 +77,24 @@ def value(v):
     return f"`{text}`" if text != '""' else '`""` (empty)'
 
 
+def flatten(values, meaning, all_meanings, section):
+    """A section's values and meanings with each nested group's keys as "group.key", where the
+    group's own row was (data.augment -> data.augment.upper, ...)."""
+    flat_values, flat_meaning = {}, {}
+    for key in list(meaning) + [k for k in values if k not in meaning]:
+        if key not in values:
+            continue
+        if isinstance(values[key], dict):
+            inner = all_meanings.get(f"{section}.{key}", {})
+            for sub in list(inner) + sorted(set(values[key]) - set(inner)):
+                flat_values[f"{key}.{sub}"] = values[key][sub]
+                flat_meaning[f"{key}.{sub}"] = inner.get(sub, "")
+        else:
+            flat_values[key] = values[key]
+            flat_meaning[key] = meaning.get(key, "")
+    return flat_values, flat_meaning
+
+
 def section_table(section, defaults, shipped, meaning):
     """The rows of one section, in config.h's field order."""
     order = list(meaning)
@@ -103,8 +121,10 @@ def table(nmt):
     sections += sorted(set(defaults) - set(sections))
     lines = []
     for section in sections:
-        lines += section_table(section, defaults[section], [s[section] for s in shipped],
-                               meaning.get(section, {}))
+        values, words = flatten(defaults[section], meaning.get(section, {}), meaning, section)
+        configs = [flatten(s[section], meaning.get(section, {}), meaning, section)[0]
+                   for s in shipped]
+        lines += section_table(section, values, configs, words)
     return "\n".join(lines).rstrip()
 
 

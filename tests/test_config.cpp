@@ -55,7 +55,10 @@ nlohmann::json every_field_changed() {
             {"pool_batches", 7},
             {"seed", 5},
             {"subword_alpha", 0.1},
-            {"subword_nbest", 8}}},
+            {"subword_nbest", 8},
+            {"augment",
+             nlohmann::json::object(
+                 {{"upper", 0.05}, {"title", 0.1}, {"no_final_punct", 0.2}, {"typos", 0.3}})}}},
           {"train",
            {{"name", "x"},
             {"run_dir", "r"},
@@ -106,7 +109,9 @@ nlohmann::json every_field_changed() {
             {"sample", 5},
             {"epsilon", 0.03},
             {"seed", 7},
-            {"quantization", "int8"}}}};
+            {"quantization", "int8"},
+            {"no_repeat_ngram_size", 3},
+            {"repetition_penalty", 1.2}}}};
 }
 
 // Every field, each changed from its default, survives save and load; and the hand-written list
@@ -126,7 +131,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 86u);
+  EXPECT_EQ(keys, 89u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -299,6 +304,37 @@ TEST(Config, OverridesParseValuesAndBareStrings) {
   EXPECT_EQ(config.train.name, "123");
   test::expect_error([&] { apply_overrides(config, {"train.lr"}); }, "expected section.key=value");
   test::expect_error([&] { apply_overrides(config, {"train.lrr=1"}); }, "unknown key 'lrr'");
+}
+
+// data.augment is a group of its own: --set data.augment.KEY sets one key and the others keep
+// their values, --set data.augment={...} sets the whole group, and its errors name the nested key.
+TEST(Config, AugmentIsAGroupSetKeyByKey) {
+  Config config;
+  EXPECT_FALSE(config.data.augment.any());
+  apply_overrides(config, {"data.augment.upper=0.05", "data.augment.typos=0.1"});
+  EXPECT_DOUBLE_EQ(config.data.augment.upper, 0.05);
+  EXPECT_DOUBLE_EQ(config.data.augment.typos, 0.1);
+  EXPECT_DOUBLE_EQ(config.data.augment.title, 0.0);
+  EXPECT_TRUE(config.data.augment.any());
+  apply_overrides(config, {R"(data.augment={"title": 0.2})"});
+  EXPECT_DOUBLE_EQ(config.data.augment.title, 0.2);
+  EXPECT_DOUBLE_EQ(config.data.augment.upper, 0.0);  // an object is the whole group
+  const nlohmann::json json = {{"data", {{"augment", {{"upper", 0.1}, {"tpyos", 0.1}}}}}};
+  test::expect_error([&] { config_from_json(json, "x.json"); },
+                     "x.json: data.augment: unknown key 'tpyos' (known: upper, title, "
+                     "no_final_punct, typos)");
+  test::expect_error([&] { apply_overrides(config, {"data.augment.upper=2"}); },
+                     "data.augment.upper = 2 is out of range: must be in [0, 1]");
+  config = Config();
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"data.augment.upper=0.6", "data.augment.title=0.6"});
+      },
+      "data.augment.upper + data.augment.title = 1.2 is over 1");
+  test::expect_error([&] { apply_overrides(config, {"data.dir.x=1"}); },
+                     "data.dir is not a group of settings");
+  test::expect_error([&] { apply_overrides(config, {"data.augment.upper=high"}); },
+                     "data.augment.upper: expected a number");
 }
 
 TEST(Config, ListsReadFromArraysOrCommaSeparatedStrings) {

@@ -219,7 +219,7 @@ TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
   EXPECT_TRUE(samples_subwords(data));
   const Tokenizer tokenizer = prepare_tokenizer(data, run);
   const EncodedSplit split = load_split(data, "tiny", tokenizer);
-  const auto epoch0 = sample_examples(data, split, tokenizer, 0);
+  const auto epoch0 = epoch_examples(data, split, tokenizer, 0);
   ASSERT_EQ(epoch0.size(), split.examples.size());
   size_t differ = 0;
   for (size_t i = 0; i < epoch0.size(); ++i) {
@@ -234,11 +234,11 @@ TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
     }
     return a.size() == b.size();
   };
-  EXPECT_TRUE(same(sample_examples(data, split, tokenizer, 0), epoch0));
-  EXPECT_FALSE(same(sample_examples(data, split, tokenizer, 1), epoch0));
+  EXPECT_TRUE(same(epoch_examples(data, split, tokenizer, 0), epoch0));
+  EXPECT_FALSE(same(epoch_examples(data, split, tokenizer, 1), epoch0));
   DataConfig reseeded = data;
   reseeded.seed = 2;
-  EXPECT_FALSE(same(sample_examples(reseeded, split, tokenizer, 0), epoch0));
+  EXPECT_FALSE(same(epoch_examples(reseeded, split, tokenizer, 0), epoch0));
 
   // With max_len at the longest best segmentation, a longer sample falls back to it.
   DataConfig tight = data;
@@ -249,7 +249,7 @@ TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
   }
   tight.subword_alpha = 0.01;  // nearly uniform over segmentations: long samples are common
   size_t fell_back = 0;
-  const auto bounded = sample_examples(tight, split, tokenizer, 0);
+  const auto bounded = epoch_examples(tight, split, tokenizer, 0);
   for (size_t i = 0; i < bounded.size(); ++i) {
     EXPECT_LE(int64_t(bounded[i].src.size()), tight.max_len);
     EXPECT_LE(int64_t(bounded[i].tgt.size()), tight.max_len);

@@ -128,6 +128,23 @@ TEST(Trainer, SubwordSamplingResumesWithTheSameSegmentations) {
   EXPECT_NE(train_losses(dir / "plain"), expected);
 }
 
+// data.augment modifies each epoch's pairs from (data.seed, epoch): a run resumed inside an
+// epoch gets that epoch's modifications back, so its losses are the uninterrupted run's, and
+// they differ from a run without augmentation.
+TEST(Trainer, AugmentationResumesWithTheSameModifications) {
+  const auto dir = test::temp_dir("resume_augment");
+  Config whole = step_config(dir / "whole", 40);
+  whole.data.augment.upper = 0.3;
+  whole.data.augment.typos = 0.3;
+  const auto expected = expect_resume_reproduces(whole, dir / "halves", 5);
+  EXPECT_GE(train_series(dir / "whole", "epoch").back(), 2.0);
+  Config plain = whole;
+  plain.train.run_dir = (dir / "plain").string();
+  plain.data.augment = AugmentConfig();
+  train(plain);
+  EXPECT_NE(train_losses(dir / "plain"), expected);
+}
+
 // Word dropout draws its masks as the other dropout layers do (seeds from the checkpointed
 // generator, one stream per data-parallel worker): a run stopped and resumed gives the
 // uninterrupted run's losses, which differ from a run without word dropout.

@@ -98,6 +98,10 @@ void add_decode_options(cxxopts::Options& options) {
       ("epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
        cxxopts::value<double>(), "E")
       ("seed", "sampling seed", cxxopts::value<int64_t>(), "S")
+      ("no-repeat-ngram-size", "never repeat an n-gram of this size within an output (0: off)",
+       cxxopts::value<int64_t>(), "N")
+      ("repetition-penalty", "multiply the log-probability of tokens already in the output by "
+       "P (> 1 discourages repeats; 1: off)", cxxopts::value<double>(), "P")
       ("tgt-lang", "target language of a model trained on several pairs (nmt inspect lists "
        "them); a bilingual model accepts its own target only", cxxopts::value<std::string>(),
        "LANG")
@@ -133,6 +137,12 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
   if (args.count("epsilon")) base.epsilon = args["epsilon"].as<double>();
   if (args.count("seed")) base.seed = args["seed"].as<int64_t>();
   if (args.count("mbr")) base.mbr = args["mbr"].as<int64_t>();
+  if (args.count("no-repeat-ngram-size")) {
+    base.no_repeat_ngram_size = args["no-repeat-ngram-size"].as<int64_t>();
+  }
+  if (args.count("repetition-penalty")) {
+    base.repetition_penalty = args["repetition-penalty"].as<double>();
+  }
   if (args.count("mbr-metric")) {
     base.mbr_metric =
         require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
@@ -168,6 +178,13 @@ std::string describe_search(const DecodeConfig& decode) {
     description += ", early stopping";
   }
   if (decode.quantization == Quantization::kInt8) description += ", int8 weights";
+  if (decode.no_repeat_ngram_size > 0) {
+    description += ", no repeated " + std::to_string(decode.no_repeat_ngram_size) + "-grams";
+  }
+  if (decode.repetition_penalty != 1.0) {
+    std::snprintf(text, sizeof text, ", repetition penalty %g", decode.repetition_penalty);
+    description += text;
+  }
   if (decode.mbr > 0) {
     description += ", MBR " + std::string(choice_name(decode.mbr_metric)) + " over " +
                    std::to_string(decode.mbr);

@@ -17,6 +17,18 @@ using nlohmann::json;
 
 const char* type_name_of(const json& value) { return value.type_name(); }
 
+/// A settings group nested in a section (data.augment): a type with its own fields().
+template <class T, class = void>
+struct IsGroup : std::false_type {};
+template <class T>
+struct IsGroup<T, std::void_t<decltype(std::declval<T&>().fields(
+                      std::declval<void (*)(const char*, double&)>()))>> : std::true_type {};
+
+template <class Section>
+void read_section(Section& section, const json& object, const std::string& where);
+template <class Section>
+json write_section(Section section);
+
 /// Assigns `value` to a typed field, or throws naming `where` and the expected type.
 template <class T>
 void assign(T& field, const json& value, const std::string& where) {
@@ -24,6 +36,8 @@ void assign(T& field, const json& value, const std::string& where) {
     field = corpus_from_json(value, where);
   } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
     field = corpus_list_from_json(value, where);
+  } else if constexpr (IsGroup<T>::value) {
+    read_section(field, value, where);  // keys not given keep their values
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!value.is_boolean()) {
       throw Error(where + ": expected true or false, got " + type_name_of(value) + " " +
@@ -119,6 +133,8 @@ json write_section(Section section) {
       object[name] = corpus_to_json(field);
     } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
       object[name] = corpus_list_to_json(field);
+    } else if constexpr (IsGroup<T>::value) {
+      object[name] = write_section(field);
     } else {
       object[name] = field;
     }
@@ -318,11 +334,23 @@ void apply_override(Config& config, const std::string& assignment) {
   // An object or a list stays JSON (data.train=[{"src": "a.ja", "tgt": "a.en"}]); other values
   // of string and list keys are text: train.name=123, train.monitor_splits=a,b.
   const bool structured = value.is_object() || value.is_array();
-  if (patch[section].contains(key) && !structured &&
-      (patch[section][key].is_string() || patch[section][key].is_array())) {
+  // A key of a nested group: data.augment.upper=0.1.
+  json* parent = &patch[section];
+  std::string leaf = key;
+  if (const auto inner = key.find('.'); inner != std::string::npos) {
+    const std::string group = key.substr(0, inner);
+    if (!parent->contains(group) || !(*parent)[group].is_object()) {
+      throw Error("--set '" + assignment + "': " + section + "." + group +
+                  " is not a group of settings");
+    }
+    parent = &(*parent)[group];
+    leaf = key.substr(inner + 1);
+  }
+  if (parent->contains(leaf) && !structured &&
+      ((*parent)[leaf].is_string() || (*parent)[leaf].is_array())) {
     value = text;
   }
-  patch[section][key] = value;
+  (*parent)[leaf] = value;
   config = config_from_json(patch, "--set " + assignment);
 }
 

@@ -134,6 +134,30 @@ struct ModelConfig {
   void validate() const;
 };
 
+/// Training-time noise (data.augment), applied on the fly to each epoch's training pairs and
+/// reproducible from data.seed: a model that saw headings in capitals and chat without full
+/// stops translates them (OpusTrainer's modifiers; Marian's --all-caps-every). Each value is the
+/// probability that a pair gets the modification; 0 everywhere (the default) trains on the data
+/// as it is. Validation, evaluation and translation never see it.
+struct AugmentConfig {
+  double upper = 0.0;  ///< both sides upper-cased (ICU's full case mapping for each language)
+  double title = 0.0;  ///< both sides in Title Case (never together with upper in one pair)
+  /// the final punctuation (. ! ? … and the like) dropped from both sides, when the source ends
+  /// with some
+  double no_final_punct = 0.0;
+  /// character typos on the source side only (a letter swapped with the next, dropped, doubled or
+  /// replaced by another of the sentence's): one per started 40 characters
+  double typos = 0.0;
+
+  template <class F>
+  void fields(F&& f) {
+    f("upper", upper), f("title", title), f("no_final_punct", no_final_punct), f("typos", typos);
+  }
+  /// Whether any modification is switched on.
+  bool any() const { return upper > 0.0 || title > 0.0 || no_final_punct > 0.0 || typos > 0.0; }
+  void validate() const;
+};
+
 /// Corpora, languages, subword model and batching. Relative paths (data.dir, corpus files,
 /// SentencePiece models) are taken from the working directory.
 struct DataConfig {
@@ -198,6 +222,7 @@ struct DataConfig {
   /// probability. Validation, evaluation and translation always use the best segmentation.
   double subword_alpha = 0.0;
   int64_t subword_nbest = -1;  ///< unigram: sample from the n best segmentations; -1 = all of them
+  AugmentConfig augment;       ///< training-time noise: {"upper": p, "title": p, ...} (above)
 
   template <class F>
   void fields(F&& f) {
@@ -210,6 +235,7 @@ struct DataConfig {
     f("spm_characters", spm_characters), f("max_len", max_len);
     f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
     f("subword_alpha", subword_alpha), f("subword_nbest", subword_nbest);
+    f("augment", augment);
   }
   void validate() const;
 };
@@ -349,6 +375,14 @@ struct DecodeConfig {
   /// cpu/int8_linear.h). Training ignores it; teacher-forced scores (nmt score, evaluate's loss)
   /// use the same weights as the decoding.
   Quantization quantization = Quantization::kNone;
+  /// A token that would repeat an n-gram of this size already in the output is never chosen
+  /// (CTranslate2's option of the same name; decode/repetition.h): 0 = off. Greedy, beam and
+  /// sampling search; constrained search ignores it.
+  int64_t no_repeat_ngram_size = 0;
+  /// The log-probability of every token already in the output is multiplied by this before each
+  /// step's renormalisation (CTranslate2's option of the same name; Keskar et al. 2019): > 1
+  /// makes repeats less likely, 1 = off. Not in constrained search.
+  double repetition_penalty = 1.0;
 
   template <class F>
   void fields(F&& f) {
@@ -358,6 +392,7 @@ struct DecodeConfig {
     f("mbr", mbr), f("mbr_metric", mbr_metric);
     f("sample", sample), f("epsilon", epsilon), f("seed", seed);
     f("quantization", quantization);
+    f("no_repeat_ngram_size", no_repeat_ngram_size), f("repetition_penalty", repetition_penalty);
   }
   void validate() const;
   /// Every field that fields() lists is equal: the same inputs give the same outputs.

@@ -84,6 +84,19 @@ void ModelConfig::validate() const {
   }
 }
 
+void AugmentConfig::validate() const {
+  check_range("data.augment.upper", upper, 0.0, 1.0);
+  check_range("data.augment.title", title, 0.0, 1.0);
+  check_range("data.augment.no_final_punct", no_final_punct, 0.0, 1.0);
+  check_range("data.augment.typos", typos, 0.0, 1.0);
+  if (upper + title > 1.0) {
+    std::ostringstream s;
+    s << "data.augment.upper + data.augment.title = " << upper + title
+      << " is over 1: a pair is upper-cased or title-cased, not both";
+    throw Error(s.str());
+  }
+}
+
 void DataConfig::validate() const {
   check_language("data.src_lang", src_lang);
   check_language("data.tgt_lang", tgt_lang);
@@ -128,6 +141,7 @@ void DataConfig::validate() const {
     throw Error("data.subword_nbest = " + std::to_string(subword_nbest) +
                 " is not valid: use -1 (sample from all segmentations) or 2..512");
   }
+  augment.validate();
 }
 
 void TrainConfig::validate() const {
@@ -196,6 +210,8 @@ void DecodeConfig::validate() const {
   check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
   check_min("decode.max_len_offset", max_len_offset, 1);
   check_min("decode.batch_tokens", batch_tokens, 1);
+  check_range("decode.no_repeat_ngram_size", no_repeat_ngram_size, 0, 100);
+  check_range("decode.repetition_penalty", repetition_penalty, 1.0, 10.0);
   if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > candidates())) {
     const std::string limit = sample > 0 ? "decode.sample = " + std::to_string(sample)
                                          : "decode.beam = " + std::to_string(beam);

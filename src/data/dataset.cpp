@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/languages.h"
 #include "data/corpus.h"
 #include "data/language_tags.h"
 
@@ -109,33 +110,50 @@ EncodedSplit load_corpus(const DataConfig& data, const CorpusSpec& corpus,
   return out;
 }
 
-std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
-                                     const Tokenizer& tokenizer, int64_t epoch) {
-  // (seed, epoch) as for the batch order, on another stream.
+std::vector<Example> epoch_examples(const DataConfig& data, const EncodedSplit& split,
+                                    const Tokenizer& tokenizer, int64_t epoch,
+                                    AugmentCounts* counts) {
+  // (seed, epoch) as for the batch order, on streams of their own.
   const auto seed = static_cast<uint32_t>(epoch_generator(data.seed, epoch, 0x5eb3)());
+  auto augment_rng = epoch_generator(data.seed, epoch, 0xa06);
+  const bool sampling = samples_subwords(data), augmenting = data.augment.any();
   std::vector<Example> examples(split.examples.size());
   const auto limit = static_cast<size_t>(data.max_len);
   const LanguageTags tags(data, tokenizer);
-  // The target language of each part (one per data.train corpus), for its tags.
-  std::vector<std::string> part_lang(split.parts.size(), data.tgt_lang);
-  for (size_t p = 0; p < split.parts.size() && p < data.train.size(); ++p) {
-    part_lang[p] = corpus_pair(data, data.train[p]).tgt;
-  }
-  Tokenizer::with_sampling_seed(seed, [&] {
+  AugmentCounts augmented;
+  const auto work = [&] {
     for (size_t p = 0; p < split.parts.size(); ++p) {
+      // The languages of each part (one per data.train corpus), for its tags and case mappings.
+      const LanguagePair pair = p < data.train.size() ? corpus_pair(data, data.train[p])
+                                                      : LanguagePair{data.src_lang, data.tgt_lang};
       for (size_t i = split.parts[p].begin; i < split.parts[p].end; ++i) {
-        auto src = tokenizer.sample_src(split.src_text[i], data.subword_nbest, data.subword_alpha);
-        auto tgt = tokenizer.sample_tgt(split.tgt_text[i], data.subword_nbest, data.subword_alpha);
-        const bool src_fits = src.size() + tags.extra(true) <= limit;
-        const bool tgt_fits = tgt.size() + tags.extra(false) <= limit;
-        Example sampled{std::move(src), std::move(tgt)};
-        tags.apply(sampled, part_lang[p]);
-        // A side too long keeps the best segmentation (tagged as it was).
-        examples[i].src = src_fits ? std::move(sampled.src) : split.examples[i].src;
-        examples[i].tgt = tgt_fits ? std::move(sampled.tgt) : split.examples[i].tgt;
+        std::string src = split.src_text[i], tgt = split.tgt_text[i];
+        const bool changed = augmenting && augment_pair(data.augment, pair.src, pair.tgt,
+                                                        augment_rng, src, tgt, augmented);
+        if (!sampling && !changed) {
+          examples[i] = split.examples[i];
+          continue;
+        }
+        auto src_ids = sampling ? tokenizer.sample_src(src, data.subword_nbest, data.subword_alpha)
+                                : tokenizer.encode_src(src);
+        auto tgt_ids = sampling ? tokenizer.sample_tgt(tgt, data.subword_nbest, data.subword_alpha)
+                                : tokenizer.encode_tgt(tgt);
+        const bool src_fits = !src_ids.empty() && src_ids.size() + tags.extra(true) <= limit;
+        const bool tgt_fits = !tgt_ids.empty() && tgt_ids.size() + tags.extra(false) <= limit;
+        Example modified{std::move(src_ids), std::move(tgt_ids)};
+        tags.apply(modified, pair.tgt);
+        // A side too long (or emptied) keeps the best segmentation of its text (tagged as it was).
+        examples[i].src = src_fits ? std::move(modified.src) : split.examples[i].src;
+        examples[i].tgt = tgt_fits ? std::move(modified.tgt) : split.examples[i].tgt;
       }
     }
-  });
+  };
+  if (sampling) {
+    Tokenizer::with_sampling_seed(seed, work);
+  } else {
+    work();
+  }
+  if (counts) *counts = augmented;
   return examples;
 }
 

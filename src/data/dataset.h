@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "data/augment.h"
 #include "data/batching.h"
 #include "data/tokenizer.h"
 
@@ -65,13 +66,22 @@ EncodedSplit load_corpora(const DataConfig& data, const std::vector<CorpusSpec>&
 /// Whether data.subword_alpha turns subword regularization on.
 inline bool samples_subwords(const DataConfig& data) { return data.subword_alpha > 0.0; }
 
-/// The training examples of one epoch under subword regularization: every kept pair of `split`
-/// re-segmented by Tokenizer::sample_src/sample_tgt with data.subword_nbest and subword_alpha,
-/// the same for the same (data.seed, epoch) (so a resumed epoch gets its batches back) and
-/// different across epochs. A sampled side longer than data.max_len keeps the best segmentation
-/// (`split.examples`), so the pairs are exactly split's.
-std::vector<Example> sample_examples(const DataConfig& data, const EncodedSplit& split,
-                                     const Tokenizer& tokenizer, int64_t epoch);
+/// Whether the training pairs change from epoch to epoch (subword sampling or data.augment), so
+/// that the trainer keeps their text and calls epoch_examples each epoch.
+inline bool resegments_each_epoch(const DataConfig& data) {
+  return samples_subwords(data) || data.augment.any();
+}
+
+/// The training examples of one epoch: every kept pair of `split`, modified by data.augment
+/// (data/augment.h) and, under subword regularization, re-segmented by Tokenizer::sample_src/
+/// sample_tgt with data.subword_nbest and subword_alpha; the same for the same (data.seed, epoch)
+/// (so a resumed epoch gets its batches back) and different across epochs. A pair neither
+/// modifies keeps split's ids; a side that comes out longer than data.max_len keeps the best
+/// segmentation of its text (`split.examples`), so the pairs are exactly split's. `counts`, when
+/// given, gets what data.augment did.
+std::vector<Example> epoch_examples(const DataConfig& data, const EncodedSplit& split,
+                                    const Tokenizer& tokenizer, int64_t epoch,
+                                    AugmentCounts* counts = nullptr);
 
 /// How prepare_tokenizer came by the tokenizer.
 struct TokenizerReport {

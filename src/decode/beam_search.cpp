@@ -223,6 +223,11 @@ std::vector<std::vector<Hypothesis>> beam_search_steps(const std::vector<int64_t
   BeamBook book(limits, config);
   while (!book.empty()) {
     auto log_probs = next(book.live());  // [rows, vocab]
+    if (guards_repetition(config)) {
+      std::vector<const std::vector<int64_t>*> histories;
+      for (const auto& tokens : book.live().tokens) histories.push_back(&tokens);
+      guard_repetition(log_probs, histories, config);
+    }
     if (!guides.empty())
       force_prefixes(log_probs, book.step(), row_guides(guides, book.live_rows()));
     book.advance(top_candidates(log_probs, book.live().log_probs, config.beam));

@@ -34,6 +34,9 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
   auto tokens = at::full({total_rows, 1}, kBosId, src.options().dtype(at::kLong));
   for (int64_t step = 0; !rows.empty(); ++step) {
     auto log_probs = state.next_log_probs(tokens);  // [active, V]
+    if (guards_repetition(config)) {
+      guard_repetition(log_probs, detail::histories(hypotheses, rows), config);
+    }
     if (!guides.empty()) {
       std::vector<int64_t> sources;  // the source row of each active row
       for (const int64_t row : rows) sources.push_back(row / draws);

@@ -76,6 +76,14 @@ void force_prefixes(at::Tensor& log_probs, int64_t step,
   log_probs.index_put_({row_index, token_index}, kept);
 }
 
+std::vector<const std::vector<int64_t>*> histories(const std::vector<Hypothesis>& hypotheses,
+                                                   const std::vector<int64_t>& rows) {
+  std::vector<const std::vector<int64_t>*> out;
+  out.reserve(rows.size());
+  for (const int64_t row : rows) out.push_back(&hypotheses[size_t(row)].tokens);
+  return out;
+}
+
 std::vector<const OutputGuide*> row_guides(const std::vector<OutputGuide>& guides,
                                            const std::vector<int64_t>& rows, int64_t repeat) {
   std::vector<const OutputGuide*> result;
@@ -160,6 +168,9 @@ std::vector<Hypothesis> greedy_search(const Ensemble& models, const at::Tensor& 
   auto tokens = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));
   for (int64_t step = 0; !rows.empty(); ++step) {
     auto log_probs = state.next_log_probs(tokens);
+    if (guards_repetition(config)) {
+      guard_repetition(log_probs, detail::histories(hypotheses, rows), config);
+    }
     if (!guides.empty()) detail::force_prefixes(log_probs, step, detail::row_guides(guides, rows));
     auto [best, best_ids] = log_probs.max(-1, /*keepdim=*/true);  // [active, 1]
     detail::advance_rows(hypotheses, rows, limits, best_ids, best, state);

@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "decode/ensemble.h"
+#include "decode/repetition.h"
 #include "decode/search.h"
 #include "model/seq2seq.h"
 
@@ -69,6 +70,11 @@ void advance_rows(std::vector<Hypothesis>& hypotheses, std::vector<int64_t>& row
 /// prefix is longer than `step`, the 0-based output position; a null guide forces nothing.
 void force_prefixes(at::Tensor& log_probs, int64_t step,
                     const std::vector<const OutputGuide*>& guides);
+
+/// The tokens so far of the hypothesis of each of `rows` (indices into `hypotheses`), for
+/// guard_repetition.
+std::vector<const std::vector<int64_t>*> histories(const std::vector<Hypothesis>& hypotheses,
+                                                   const std::vector<int64_t>& rows);
 
 /// The guide of each of `rows` (input rows) from `guides` (per input row; empty: none), for
 /// force_prefixes; `repeat` consecutive entries per row.

@@ -12,8 +12,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kKnownFields =
-    "text, beam, nbest, length_penalty, max_len_offset, scores, alignment, prefix, constraints, "
-    "tgt_lang, split, format, casing";
+    "text, beam, nbest, length_penalty, max_len_offset, no_repeat_ngram_size, "
+    "repetition_penalty, scores, alignment, prefix, constraints, tgt_lang, split, format, casing";
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
@@ -246,6 +246,13 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
         throw bad_request("\"length_penalty\" must be a number, not " + value.dump());
       }
       request.decode.length_penalty = value.get<double>();
+    } else if (key == "no_repeat_ngram_size") {
+      request.decode.no_repeat_ngram_size = integer_field(value, key);
+    } else if (key == "repetition_penalty") {
+      if (!value.is_number()) {
+        throw bad_request("\"repetition_penalty\" must be a number, not " + value.dump());
+      }
+      request.decode.repetition_penalty = value.get<double>();
     } else if (key == "scores") {
       if (!value.is_boolean()) throw bad_request("\"scores\" must be true or false");
       request.scores = value.get<bool>();

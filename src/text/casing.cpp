@@ -1,8 +1,8 @@
 #include "text/casing.h"
 
-#include <unicode/locid.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/utf8.h>
 
 #include <cstddef>
 
@@ -13,18 +13,6 @@ namespace {
 
 /// Fewer cased letters than this in capitals ("OK", "USA") is not shouting.
 constexpr int kMinCasedLetters = 4;
-
-icu::Locale case_locale(const std::string& lang) {
-  std::string name = lang;
-  for (auto& c : name) c = c == '-' ? '_' : c;
-  return icu::Locale::createFromName(name.c_str());
-}
-
-std::string to_utf8(const icu::UnicodeString& text) {
-  std::string out;
-  text.toUTF8String(out);
-  return out;
-}
 
 }  // namespace
 
@@ -56,24 +44,19 @@ SourceCasing detect_casing(const std::string& sentence) {
 }
 
 std::string sentence_case(const std::string& sentence, const std::string& lang, bool capitalise) {
-  const auto locale = case_locale(lang);
-  auto text = icu::UnicodeString::fromUTF8(sentence);
-  text.toLower(locale);
-  for (int32_t i = 0; capitalise && i < text.length(); i = text.moveIndex32(i, 1)) {
-    const UChar32 c = text.char32At(i);
-    if (!u_isalpha(c)) continue;
-    const int32_t end = text.moveIndex32(i, 1);
-    icu::UnicodeString first(text, i, end - i);
-    first.toUpper(locale);
-    text.replace(i, end - i, first);
-    break;
+  std::string text = lower_case(sentence, lang);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const auto length = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; capitalise && i < length;) {
+    const int32_t begin = i;
+    UChar32 c = 0;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0 || !u_isalpha(c)) continue;
+    const size_t size = size_t(i - begin);
+    return text.substr(0, size_t(begin)) + upper_case(text.substr(size_t(begin), size), lang) +
+           text.substr(size_t(i));
   }
-  return to_utf8(text);
-}
-std::string upper_case(const std::string& text, const std::string& lang) {
-  auto value = icu::UnicodeString::fromUTF8(text);
-  value.toUpper(case_locale(lang));
-  return to_utf8(value);
+  return text;
 }
 
 }  // namespace nmt

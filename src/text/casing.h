@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "core/case_mapping.h"  // upper_case: an ALL CAPS sentence's translation
+
 namespace nmt {
 
 enum class SourceCasing {
@@ -23,8 +25,5 @@ SourceCasing detect_casing(const std::string& sentence);
 /// RUNS." -> "A dog runs."), by ICU's full case mappings for `lang`.
 std::string sentence_case(const std::string& sentence, const std::string& lang,
                           bool capitalise = true);
-
-/// `text` upper-cased by ICU's full case mappings for `lang` (German "ß" -> "SS").
-std::string upper_case(const std::string& text, const std::string& lang);
 
 }  // namespace nmt

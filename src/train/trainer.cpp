@@ -182,7 +182,7 @@ RunDirReport Trainer::Impl::prepare_run_dir(bool resume, std::ostream& console,
 }
 
 void Trainer::Impl::prepare_train_corpus() {
-  if (samples_subwords(config_.data)) return;  // load_data reads the text
+  if (resegments_each_epoch(config_.data)) return;  // load_data reads the text
   if (!comm_->is_main()) {
     train_ = open_encoded_corpus(config_.data, *tokenizer_, run_dir_);
     return;
@@ -255,7 +255,7 @@ void Trainer::Impl::write_parent_files(const Parent& parent) {
 }
 
 void Trainer::Impl::load_data() {
-  if (samples_subwords(config_.data)) {
+  if (resegments_each_epoch(config_.data)) {
     train_text_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
     train_.stats = train_text_->stats;
     train_.parts = train_text_->parts;

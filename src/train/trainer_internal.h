@@ -100,7 +100,7 @@ class Trainer::Impl {
   /// ranks map rank 0's; under subword sampling every rank reads the text (load_data).
   void prepare_train_corpus();
   /// Re-segments the training split for the epoch under way (data.subword_alpha > 0).
-  void resample_subwords();
+  void resample_epoch();
   /// Draws the epoch under way's mix of weighted corpora (data/mixing.h) into mixed_.
   void remix();
   /// One optimizer step over `group`, the step's batches of all ranks (this rank takes its
@@ -148,10 +148,10 @@ class Trainer::Impl {
   /// Under subword sampling (data.subword_alpha > 0) only: the training text and its best
   /// segmentation, which every epoch re-segments (docs/scaling.md).
   std::optional<EncodedSplit> train_text_;
-  PairStore sampled_;                  ///< this epoch's re-segmented train_text_ (subword sampling)
-  std::vector<size_t> mixed_;          ///< this epoch's rows of weighted corpora (data/mixing.h)
-  bool mix_described_ = false;         ///< the corpus mix has been logged
-  std::vector<ValidationSet> valids_;  ///< data.valid, one per pair (core/languages.h)
+  PairStore sampled_;           ///< this epoch's train_text_ (subword sampling, data.augment)
+  std::vector<size_t> mixed_;   ///< this epoch's rows of weighted corpora (data/mixing.h)
+  bool mix_described_ = false;  ///< the corpus mix has been logged
+  std::vector<ValidationSet> valids_;    ///< data.valid, one per pair (core/languages.h)
   std::vector<ValidationSet> monitors_;  ///< train.monitor_splits, one per pair
   Seq2Seq model_{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

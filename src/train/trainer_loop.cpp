@@ -100,7 +100,7 @@ TrainSummary Trainer::Impl::run(bool final_validation) {
 }
 
 void Trainer::Impl::train_epoch(TrainSummary& summary) {
-  if (samples_subwords(config_.data)) resample_subwords();
+  if (resegments_each_epoch(config_.data)) resample_epoch();
   if (mixes(train_.parts)) remix();
   const auto batches = make_batches(epoch_pairs(), batching_options(config_.data), state_.epoch);
   if (batches.empty()) {  // start-up checks the mix; this guards any other way to an empty epoch
@@ -143,7 +143,7 @@ void Trainer::Impl::train_epoch(TrainSummary& summary) {
 }
 
 PairsView Trainer::Impl::epoch_pairs() const {
-  const PairStore& store = samples_subwords(config_.data) ? sampled_ : train_.pairs;
+  const PairStore& store = resegments_each_epoch(config_.data) ? sampled_ : train_.pairs;
   return PairsView(store, mixes(train_.parts) ? &mixed_ : nullptr);
 }
 
@@ -161,13 +161,15 @@ void Trainer::Impl::remix() {
   say("corpus mix per epoch: " + text + "; " + std::to_string(mixed_.size()) + " pairs in all");
 }
 
-void Trainer::Impl::resample_subwords() {
+void Trainer::Impl::resample_epoch() {
   const auto start = Clock::now();
   const bool first = sampled_.size() == 0;
+  AugmentCounts augmented;
   sampled_ = PairStore::from_examples(
-      sample_examples(config_.data, *train_text_, *tokenizer_, state_.epoch),
+      epoch_examples(config_.data, *train_text_, *tokenizer_, state_.epoch, &augmented),
       id_bytes_for(std::max(tokenizer_->src_vocab_size(), tokenizer_->tgt_vocab_size())));
-  if (!first) return;
+  if (config_.data.augment.any()) say(describe(augmented, state_.epoch));
+  if (!first || !samples_subwords(config_.data)) return;
   int64_t tgt_tokens = 0;
   for (size_t i = 0; i < sampled_.size(); ++i) tgt_tokens += int64_t(sampled_.tgt_len(i));
   const double per_sentence =

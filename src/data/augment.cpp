@@ -1,0 +1,161 @@
+#include "data/augment.h"
+
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
+#include <vector>
+
+#include "core/case_mapping.h"
+#include "core/error.h"
+
+namespace nmt {
+namespace {
+
+/// A draw in [0, 1) from the top 53 bits (the same on every standard library, unlike
+/// std::uniform_real_distribution).
+double unit(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+/// The code points of UTF-8 `text` (malformed bytes become U+FFFD).
+std::vector<UChar32> code_points(const std::string& text) {
+  std::vector<UChar32> out;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  const auto length = static_cast<int32_t>(text.size());
+  for (int32_t i = 0; i < length;) {
+    UChar32 c = 0;
+    U8_NEXT(bytes, i, length, c);
+    out.push_back(c < 0 ? 0xFFFD : c);
+  }
+  return out;
+}
+
+std::string utf8(const std::vector<UChar32>& points) {
+  std::string out;
+  for (const UChar32 c : points) {
+    uint8_t buffer[U8_MAX_LENGTH];
+    int32_t size = 0;
+    UBool error = false;  // never set: a code point from code_points() always fits
+    U8_APPEND(buffer, size, U8_MAX_LENGTH, c, error);
+    (void)error;
+    out.append(reinterpret_cast<const char*>(buffer), size_t(size));
+  }
+  return out;
+}
+
+bool final_punctuation(UChar32 c) {
+  return u_hasBinaryProperty(c, UCHAR_S_TERM) || c == 0x2026;  // … is not Sentence_Terminal
+}
+
+bool space(UChar32 c) { return u_isUWhiteSpace(c); }
+
+}  // namespace
+
+std::string drop_final_punctuation(const std::string& text) {
+  std::vector<UChar32> points = code_points(text);
+  size_t end = points.size();
+  while (end > 0 && space(points[end - 1])) --end;
+  const size_t before = end;
+  while (end > 0 && final_punctuation(points[end - 1])) --end;
+  if (end == before) return text;
+  while (end > 0 && space(points[end - 1])) --end;
+  points.resize(end);
+  return utf8(points);
+}
+
+int64_t typos_for(size_t characters) {
+  return characters == 0 ? 0 : 1 + int64_t((characters - 1) / 40);
+}
+
+std::string add_typos(const std::string& text, int64_t count, std::mt19937_64& rng) {
+  std::vector<UChar32> points = code_points(text);
+  for (int64_t t = 0; t < count; ++t) {
+    std::vector<size_t> letters;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (u_isalpha(points[i])) letters.push_back(i);
+    }
+    if (letters.empty()) break;
+    const size_t at = letters[rng() % letters.size()];
+    switch (rng() % 4) {
+      case 0:  // swapped with the next letter; a word's last letter swaps with the one before
+        if (at + 1 < points.size() && u_isalpha(points[at + 1]) && points[at + 1] != points[at]) {
+          std::swap(points[at], points[at + 1]);
+        } else if (at > 0 && u_isalpha(points[at - 1]) && points[at - 1] != points[at]) {
+          std::swap(points[at - 1], points[at]);
+        } else {
+          points.insert(points.begin() + std::ptrdiff_t(at), points[at]);  // no letter to swap with
+        }
+        break;
+      case 1:  // dropped, unless it is the sentence's last letter
+        if (letters.size() > 1) {
+          points.erase(points.begin() + std::ptrdiff_t(at));
+        } else {
+          points.insert(points.begin() + std::ptrdiff_t(at), points[at]);
+        }
+        break;
+      case 2:  // doubled
+        points.insert(points.begin() + std::ptrdiff_t(at), points[at]);
+        break;
+      default: {  // replaced by another letter of the sentence (the same script, mostly)
+        std::vector<UChar32> others;
+        for (const size_t i : letters) {
+          if (points[i] != points[at]) others.push_back(points[i]);
+        }
+        if (others.empty()) {
+          points.insert(points.begin() + std::ptrdiff_t(at), points[at]);
+        } else {
+          points[at] = others[rng() % others.size()];
+        }
+        break;
+      }
+    }
+  }
+  return utf8(points);
+}
+
+bool augment_pair(const AugmentConfig& config, const std::string& src_lang,
+                  const std::string& tgt_lang, std::mt19937_64& rng, std::string& src,
+                  std::string& tgt, AugmentCounts& counts) {
+  const double casing = unit(rng), punct = unit(rng), typo = unit(rng);
+  std::mt19937_64 typo_rng(rng());
+  ++counts.pairs;
+  bool changed = false;
+  if (casing < config.upper) {
+    src = upper_case(src, src_lang);
+    tgt = upper_case(tgt, tgt_lang);
+    ++counts.upper;
+    changed = true;
+  } else if (casing < config.upper + config.title) {
+    src = title_case(src, src_lang);
+    tgt = title_case(tgt, tgt_lang);
+    ++counts.title;
+    changed = true;
+  }
+  if (punct < config.no_final_punct) {
+    std::string dropped = drop_final_punctuation(src);
+    if (dropped != src) {
+      src = std::move(dropped);
+      tgt = drop_final_punctuation(tgt);
+      ++counts.no_final_punct;
+      changed = true;
+    }
+  }
+  if (typo < config.typos) {
+    std::string noisy = add_typos(src, typos_for(code_points(src).size()), typo_rng);
+    if (noisy != src) {
+      src = std::move(noisy);
+      ++counts.typos;
+      changed = true;
+    }
+  }
+  counts.changed += changed ? 1 : 0;
+  return changed;
+}
+
+std::string describe(const AugmentCounts& counts, int64_t epoch) {
+  return "data.augment: epoch " + std::to_string(epoch + 1) + ": " +
+         std::to_string(counts.changed) + " of " + std::to_string(counts.pairs) +
+         " pairs modified (" + std::to_string(counts.upper) + " upper-cased, " +
+         std::to_string(counts.title) + " title-cased, " + std::to_string(counts.no_final_punct) +
+         " without final punctuation, " + std::to_string(counts.typos) + " with typos)";
+}
+
+}  // namespace nmt
