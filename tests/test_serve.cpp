@@ -105,6 +105,22 @@ TEST(ServeHttp, BeamNbestAndScoresEqualTranslateCli) {
   EXPECT_LT(scored["translations"][0]["score"].get<double>(), 0.0);
 }
 
+// The repetition guards are request fields that decode as the command line's flags do.
+TEST(ServeHttp, RepetitionGuardsEqualTranslateCli) {
+  RunningServer running;
+  const auto sentences = test::serve_sentences();
+  for (const auto& [flags, fields] :
+       {std::pair<std::string, json>{"--no-repeat-ngram-size 1", {{"no_repeat_ngram_size", 1}}},
+        {"--beam 3 --repetition-penalty 3", {{"beam", 3}, {"repetition_penalty", 3.0}}}}) {
+    json body = fields;
+    body["text"] = sentences;
+    EXPECT_EQ(post_ok(running.port, body)["translations"], json(translate_cli(flags, sentences)))
+        << flags;
+  }
+  // The tiny model repeats itself: the guard changes its outputs.
+  EXPECT_NE(translate_cli("--no-repeat-ngram-size 1", sentences), translate_cli("", sentences));
+}
+
 /// 8 clients × 50 requests against a server with `options`: every answer equals `nmt
 /// translate`'s. Returns the server's counters.
 BatchStats eight_clients_fifty_requests(ServeOptions options) {
