@@ -304,11 +304,13 @@ def run_set(name, src, ref, translate, score, rng, repeat):
     timings = {"default": [], "off": []}
     for _ in range(repeat):
         timings["default"].append(translate(src)[2])
-        timings["off"].append(translate(src, "--split", "none", "--format", "text",
-                                        "--casing", "none")[2])
+        off, _, wall = translate(src, "--split", "none", "--format", "text", "--casing", "none")
+        timings["off"].append(wall)
     fastest = {k: min(v) for k, v in timings.items()}
     result["time"] = {"default_s": round(fastest["default"], 2), "off_s": round(fastest["off"], 2),
                       "overhead_pct": round(100.0 * (fastest["default"] / fastest["off"] - 1), 1)}
+    # The clean lines with the text handling off: what the new defaults cost clean input.
+    result["lines_off_bleu"] = score.bleu(off, ref)
     return result, samples
 
 
@@ -397,6 +399,10 @@ def table(results):
                          f"{r[variant]['model_alone']:.2f} |")
         lines.append(f"| {name} | markup: lines whose tags all came back well-formed | "
                      f"{r['markup']['tags_kept']}% |")
+        if "lines_off_bleu" in r:
+            lines.append(f"| {name} | clean lines: BLEU with the defaults / with --split none "
+                         f"--casing none | {r['lines_bleu']:.2f} / {r['lines_off_bleu']:.2f} "
+                         f"({r['lines_bleu'] - r['lines_off_bleu']:+.2f}) |")
         t = r.get("time")
         if t is None:
             continue

@@ -23,41 +23,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # malloc_context_size=8: allocation stacks of 8 frames (default 30) make LibTorch's many small
 #   allocations about a third cheaper; reports still name our frames.
 export ASAN_OPTIONS="$ASAN_OPTIONS:malloc_context_size=8"
-# The default suite's GoogleTest cases run as $shards shards, one process each, rather than one
-# process per test as ctest runs them: a sanitized nmt_tests takes about 2.5 s to start, which
-# over 270 tests was the larger part of the run. Each shard has a deadline, so nothing hangs CI.
-# $parallel at a time, one more than cores: the suite waits on child processes and timeouts much
-# of the time. Four shards per core, taken from a queue, so that the shard which draws the
-# longest tests does not finish alone (GoogleTest deals tests to shards by index, not by time).
-# FaultCampaign (scripts/fault_campaign.sh: SIGKILLs and resumes of real runs) runs in the
-# ordinary suite only: under ASan it took 150-270 s, the longest test, and what it reaches (the
-# resume after a kill, a stale temporary file) the Resume and RunDirLock tests reach here too.
-parallel=$(($(nproc) + 1))
-shards=$((4 * $(nproc)))
-run_shard() {
-  cd "$build_dir/tests" || return 1
-  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$1 timeout -k 10 2400 \
-    ./nmt_tests --gtest_filter='-*Slow.*:FaultCampaign.*' > "$build_dir/shard$1.log" 2>&1
-  echo $? > "$build_dir/shard$1.rc"
-}
-export -f run_shard
-export build_dir shards
-rm -f "$build_dir"/shard*.log "$build_dir"/shard*.rc
-seq 0 $((shards - 1)) | xargs -P "$parallel" -I{} bash -c 'run_shard {}' || true
+# The default suite's GoogleTest cases run as shards (scripts/run_shards.sh: a sanitized
+# nmt_tests takes about 2.5 s to start). FaultCampaign (scripts/fault_campaign.sh: SIGKILLs and
+# resumes of real runs) runs in the ordinary suite only: under ASan it took 150-270 s, the longest
+# test, and what it reaches (the resume after a kill, a stale temporary file) the Resume and
+# RunDirLock tests reach here too.
 status=0
-for ((i = 0; i < shards; ++i)); do
-  if [[ $(cat "$build_dir/shard$i.rc" 2> /dev/null) != 0 ]]; then
-    status=1
-    echo "sanitize: shard $i failed ($build_dir/shard$i.log):"
-    # The test that was running, the report's own lines and its first stack frames, so that CI's
-    # log names the code at fault.
-    awk '/^\[ RUN/ { test = $0 } /^==[0-9]+==ERROR|runtime error/ { print test }
-         /^\[  FAILED  \]|runtime error|^==[0-9]+==ERROR|^SUMMARY|^    #[0-9] / { print }' \
-      "$build_dir/shard$i.log" | head -60
-    tail -5 "$build_dir/shard$i.log"
-  fi
-done
-grep -h -E '^\[  PASSED  \]|tests? ran' "$build_dir"/shard*.log || true
+"$root/scripts/run_shards.sh" "$build_dir" '-*Slow.*:FaultCampaign.*' || status=1
 # The suite's checks outside nmt_tests (scripts run by ctest against this build).
 ctest --test-dir "$build_dir" -LE slow -R '^(ResultsTables|Layers|ConfigReference)\.' \
   --output-on-failure || status=1

@@ -159,6 +159,30 @@ TEST(Augment, EpochExamplesAreModifiedPerEpochAndReproducible) {
   };
   EXPECT_TRUE(same(epoch_examples(data, split, tokenizer, 0), epoch0));
   EXPECT_FALSE(same(epoch_examples(data, split, tokenizer, 1), epoch0));
+  // A modification applies to both sides or to neither: with data.max_len at the longest pair as
+  // written, the pairs whose capitals need more pieces than that on either side stay as they were.
+  DataConfig tight = data;
+  tight.augment = AugmentConfig();
+  tight.augment.upper = 1.0;
+  tight.max_len = 0;
+  for (const auto& example : split.examples) {
+    tight.max_len = std::max<int64_t>(tight.max_len, int64_t(example.src.size()));
+    tight.max_len = std::max<int64_t>(tight.max_len, int64_t(example.tgt.size()));
+  }
+  AugmentCounts tight_counts;
+  const auto bounded = epoch_examples(tight, split, tokenizer, 0, &tight_counts);
+  size_t kept = 0;
+  for (size_t i = 0; i < bounded.size(); ++i) {
+    const bool original =
+        bounded[i].src == split.examples[i].src && bounded[i].tgt == split.examples[i].tgt;
+    const bool both = bounded[i].src == tokenizer.encode_src(upper_case(split.src_text[i], "en")) &&
+                      bounded[i].tgt == tokenizer.encode_tgt(upper_case(split.tgt_text[i], "de"));
+    EXPECT_TRUE(original || both) << i;
+    kept += original && !both;
+  }
+  EXPECT_GT(kept, 0u);
+  EXPECT_EQ(tight_counts.too_long, kept);
+  EXPECT_EQ(tight_counts.upper + tight_counts.too_long, tight_counts.pairs);
   // Off, an epoch is the split itself.
   data.augment = AugmentConfig();
   EXPECT_TRUE(same(epoch_examples(data, split, tokenizer, 0), split.examples));

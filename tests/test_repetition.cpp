@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "decode/repetition.h"
@@ -113,6 +115,42 @@ TEST(Repetition, EverySearchHonoursTheGuards) {
       EXPECT_LT(repeated_tokens(outputs(config)), repeated_tokens(plain))
           << "beam " << beam << ", sample " << sample;
     }
+  }
+}
+
+// A forced prefix is the user's: it may repeat itself, and the guards start after it. Every
+// search keeps "7 7 7" under no_repeat_ngram_size 1 with a finite score, and guards the rest.
+TEST(Repetition, AForcedPrefixMayRepeatItself) {
+  auto model = random_model(3, /*eos_bias=*/-5.0);
+  const auto src = random_sources({6, 9}, 5);
+  std::vector<OutputGuide> guides(2);
+  guides[0].prefix = {7, 7, 7};
+  guides[1].prefix = {9, 8, 9, 8};
+  DecodeConfig config = decode_config(1, 1, 12);
+  config.no_repeat_ngram_size = 1;
+  const auto check = [&](const Hypothesis& h, size_t row, const std::string& search) {
+    const auto& prefix = guides[row].prefix;
+    ASSERT_GE(h.tokens.size(), prefix.size()) << search;
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), h.tokens.begin())) << search;
+    EXPECT_TRUE(std::isfinite(h.log_prob)) << search;
+    const std::vector<int64_t> rest(h.tokens.begin() + long(prefix.size()), h.tokens.end());
+    for (const int64_t t : rest) {
+      EXPECT_EQ(std::count(h.tokens.begin(), h.tokens.end(), t), 1) << search << " token " << t;
+    }
+  };
+  const auto greedy = greedy_search(model, src, config, guides);
+  for (size_t row = 0; row < 2; ++row) check(greedy[row], row, "greedy");
+  DecodeConfig beam = config;
+  beam.beam = 4;
+  const auto beamed = beam_search(model, src, beam, guides);
+  for (size_t row = 0; row < 2; ++row) check(beamed[row][0], row, "beam");
+  DecodeConfig sampling = config;
+  sampling.sample = 2;
+  sampling.epsilon = 0.0;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(1);
+  const auto samples = sample_search(model, src, sampling, generator, guides);
+  for (size_t row = 0; row < 2; ++row) {
+    for (const auto& h : samples[row]) check(h, row, "sampling");
   }
 }
 

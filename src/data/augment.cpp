@@ -118,16 +118,16 @@ bool augment_pair(const AugmentConfig& config, const std::string& src_lang,
   std::mt19937_64 typo_rng(rng());
   ++counts.pairs;
   bool changed = false;
-  if (casing < config.upper) {
-    src = upper_case(src, src_lang);
-    tgt = upper_case(tgt, tgt_lang);
-    ++counts.upper;
-    changed = true;
-  } else if (casing < config.upper + config.title) {
-    src = title_case(src, src_lang);
-    tgt = title_case(tgt, tgt_lang);
-    ++counts.title;
-    changed = true;
+  if (casing < config.upper + config.title) {
+    const bool upper = casing < config.upper;
+    std::string cased_src = upper ? upper_case(src, src_lang) : title_case(src, src_lang);
+    std::string cased_tgt = upper ? upper_case(tgt, tgt_lang) : title_case(tgt, tgt_lang);
+    if (cased_src != src || cased_tgt != tgt) {  // not in a script without case
+      src = std::move(cased_src);
+      tgt = std::move(cased_tgt);
+      ++(upper ? counts.upper : counts.title);
+      changed = true;
+    }
   }
   if (punct < config.no_final_punct) {
     std::string dropped = drop_final_punctuation(src);
@@ -150,12 +150,23 @@ bool augment_pair(const AugmentConfig& config, const std::string& src_lang,
   return changed;
 }
 
+void add_counts(AugmentCounts& total, const AugmentCounts& part) {
+  total.pairs += part.pairs;
+  total.upper += part.upper;
+  total.title += part.title;
+  total.no_final_punct += part.no_final_punct;
+  total.typos += part.typos;
+  total.changed += part.changed;
+  total.too_long += part.too_long;
+}
+
 std::string describe(const AugmentCounts& counts, int64_t epoch) {
   return "data.augment: epoch " + std::to_string(epoch + 1) + ": " +
          std::to_string(counts.changed) + " of " + std::to_string(counts.pairs) +
          " pairs modified (" + std::to_string(counts.upper) + " upper-cased, " +
          std::to_string(counts.title) + " title-cased, " + std::to_string(counts.no_final_punct) +
-         " without final punctuation, " + std::to_string(counts.typos) + " with typos)";
+         " without final punctuation, " + std::to_string(counts.typos) + " with typos; " +
+         std::to_string(counts.too_long) + " kept as they were: a side over data.max_len)";
 }
 
 }  // namespace nmt

@@ -18,7 +18,13 @@ struct AugmentCounts {
   size_t pairs = 0;  ///< pairs seen
   size_t upper = 0, title = 0, no_final_punct = 0, typos = 0;
   size_t changed = 0;  ///< pairs with at least one modification
+  /// modified pairs kept as they were: a side came out longer than data.max_len pieces (not in
+  /// the counts above)
+  size_t too_long = 0;
 };
+
+/// Adds `part`'s counts to `total`.
+void add_counts(AugmentCounts& total, const AugmentCounts& part);
 
 /// `text` without its trailing sentence-final punctuation (Unicode's Sentence_Terminal: . ! ?
 /// and their forms in other scripts, and "…") and the whitespace around it; `text` itself when
@@ -40,7 +46,8 @@ bool augment_pair(const AugmentConfig& config, const std::string& src_lang,
                   const std::string& tgt_lang, std::mt19937_64& rng, std::string& src,
                   std::string& tgt, AugmentCounts& counts);
 
-/// One line for the log: "data.augment: epoch 3: 1,451 of 29,000 pairs upper-cased, ...".
+/// One line for the log: "data.augment: epoch 3: 5774 of 29000 pairs modified (1451
+/// upper-cased, ...)".
 std::string describe(const AugmentCounts& counts, int64_t epoch);
 
 }  // namespace nmt

@@ -128,9 +128,11 @@ std::vector<Example> epoch_examples(const DataConfig& data, const EncodedSplit& 
                                                       : LanguagePair{data.src_lang, data.tgt_lang};
       for (size_t i = split.parts[p].begin; i < split.parts[p].end; ++i) {
         std::string src = split.src_text[i], tgt = split.tgt_text[i];
+        AugmentCounts drawn;
         const bool changed = augmenting && augment_pair(data.augment, pair.src, pair.tgt,
-                                                        augment_rng, src, tgt, augmented);
+                                                        augment_rng, src, tgt, drawn);
         if (!sampling && !changed) {
+          add_counts(augmented, drawn);
           examples[i] = split.examples[i];
           continue;
         }
@@ -138,11 +140,29 @@ std::vector<Example> epoch_examples(const DataConfig& data, const EncodedSplit& 
                                 : tokenizer.encode_src(src);
         auto tgt_ids = sampling ? tokenizer.sample_tgt(tgt, data.subword_nbest, data.subword_alpha)
                                 : tokenizer.encode_tgt(tgt);
-        const bool src_fits = !src_ids.empty() && src_ids.size() + tags.extra(true) <= limit;
-        const bool tgt_fits = !tgt_ids.empty() && tgt_ids.size() + tags.extra(false) <= limit;
+        bool src_fits = !src_ids.empty() && src_ids.size() + tags.extra(true) <= limit;
+        bool tgt_fits = !tgt_ids.empty() && tgt_ids.size() + tags.extra(false) <= limit;
+        if (changed && !(src_fits && tgt_fits)) {
+          // A modification of both sides applies to both or to neither: an upper-cased target
+          // beside a source as written would teach the model to shout.
+          drawn = AugmentCounts{};
+          drawn.pairs = 1;
+          drawn.too_long = 1;
+          add_counts(augmented, drawn);
+          if (!sampling) {
+            examples[i] = split.examples[i];
+            continue;
+          }
+          src_ids = tokenizer.sample_src(split.src_text[i], data.subword_nbest, data.subword_alpha);
+          tgt_ids = tokenizer.sample_tgt(split.tgt_text[i], data.subword_nbest, data.subword_alpha);
+          src_fits = src_ids.size() + tags.extra(true) <= limit;
+          tgt_fits = tgt_ids.size() + tags.extra(false) <= limit;
+        } else {
+          add_counts(augmented, drawn);
+        }
         Example modified{std::move(src_ids), std::move(tgt_ids)};
         tags.apply(modified, pair.tgt);
-        // A side too long (or emptied) keeps the best segmentation of its text (tagged as it was).
+        // A sample too long keeps the best segmentation of its text (tagged as it was).
         examples[i].src = src_fits ? std::move(modified.src) : split.examples[i].src;
         examples[i].tgt = tgt_fits ? std::move(modified.tgt) : split.examples[i].tgt;
       }

@@ -223,13 +223,14 @@ std::vector<std::vector<Hypothesis>> beam_search_steps(const std::vector<int64_t
   BeamBook book(limits, config);
   while (!book.empty()) {
     auto log_probs = next(book.live());  // [rows, vocab]
+    const auto guided =
+        guides.empty() ? std::vector<const OutputGuide*>() : row_guides(guides, book.live_rows());
     if (guards_repetition(config)) {
       std::vector<const std::vector<int64_t>*> histories;
       for (const auto& tokens : book.live().tokens) histories.push_back(&tokens);
-      guard_repetition(log_probs, histories, config);
+      guard_unforced(log_probs, histories, guided, book.step(), config);
     }
-    if (!guides.empty())
-      force_prefixes(log_probs, book.step(), row_guides(guides, book.live_rows()));
+    if (!guides.empty()) force_prefixes(log_probs, book.step(), guided);
     book.advance(top_candidates(log_probs, book.live().log_probs, config.beam));
   }
   return book.take_results();

@@ -37,6 +37,7 @@ void guard_repetition(at::Tensor& log_probs,
               " rows");
   std::vector<int64_t> penalty_rows, penalty_tokens, ban_rows, ban_tokens;
   for (size_t r = 0; r < histories.size(); ++r) {
+    if (histories[r] == nullptr) continue;  // a row the guards leave alone (a forced prefix)
     const auto& history = *histories[r];
     if (config.repetition_penalty != 1.0) {
       std::unordered_set<int64_t> seen;

@@ -24,8 +24,9 @@ bool guards_repetition(const DecodeConfig& config);
 /// - no_repeat_ngram_size n: a token that would complete an n-gram the row already holds is
 ///   -inf (n = 1: any token it has produced).
 /// Each row is then renormalised (log-softmax), so scores stay log-probabilities. Eos is never
-/// banned (it is never in a history), so a row always keeps a token. Nothing happens when no
-/// guard is on.
+/// banned (it is never in a history), so a row always keeps a token. A null history leaves its
+/// row unguarded (a row still inside its forced prefix, whose next token is given). Nothing
+/// happens when no guard is on.
 void guard_repetition(at::Tensor& log_probs,
                       const std::vector<const std::vector<int64_t>*>& histories,
                       const DecodeConfig& config);

@@ -34,14 +34,16 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
   auto tokens = at::full({total_rows, 1}, kBosId, src.options().dtype(at::kLong));
   for (int64_t step = 0; !rows.empty(); ++step) {
     auto log_probs = state.next_log_probs(tokens);  // [active, V]
-    if (guards_repetition(config)) {
-      guard_repetition(log_probs, detail::histories(hypotheses, rows), config);
-    }
+    std::vector<const OutputGuide*> guided;
     if (!guides.empty()) {
       std::vector<int64_t> sources;  // the source row of each active row
       for (const int64_t row : rows) sources.push_back(row / draws);
-      detail::force_prefixes(log_probs, step, detail::row_guides(guides, sources));
+      guided = detail::row_guides(guides, sources);
     }
+    if (guards_repetition(config)) {
+      detail::guard_unforced(log_probs, detail::histories(hypotheses, rows), guided, step, config);
+    }
+    if (!guides.empty()) detail::force_prefixes(log_probs, step, guided);
     // An ensemble's averaged log-probs are not a distribution, and a forced prefix row can be
     // one token below float32's exp range: both are renormalised. One model's are its own.
     auto probs =

@@ -84,6 +84,15 @@ std::vector<const std::vector<int64_t>*> histories(const std::vector<Hypothesis>
   return out;
 }
 
+void guard_unforced(at::Tensor& log_probs, std::vector<const std::vector<int64_t>*> histories,
+                    const std::vector<const OutputGuide*>& guides, int64_t step,
+                    const DecodeConfig& config) {
+  for (size_t r = 0; r < guides.size() && r < histories.size(); ++r) {
+    if (guides[r] != nullptr && int64_t(guides[r]->prefix.size()) > step) histories[r] = nullptr;
+  }
+  guard_repetition(log_probs, histories, config);
+}
+
 std::vector<const OutputGuide*> row_guides(const std::vector<OutputGuide>& guides,
                                            const std::vector<int64_t>& rows, int64_t repeat) {
   std::vector<const OutputGuide*> result;
@@ -168,10 +177,12 @@ std::vector<Hypothesis> greedy_search(const Ensemble& models, const at::Tensor& 
   auto tokens = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));
   for (int64_t step = 0; !rows.empty(); ++step) {
     auto log_probs = state.next_log_probs(tokens);
+    const auto guided =
+        guides.empty() ? std::vector<const OutputGuide*>() : detail::row_guides(guides, rows);
     if (guards_repetition(config)) {
-      guard_repetition(log_probs, detail::histories(hypotheses, rows), config);
+      detail::guard_unforced(log_probs, detail::histories(hypotheses, rows), guided, step, config);
     }
-    if (!guides.empty()) detail::force_prefixes(log_probs, step, detail::row_guides(guides, rows));
+    if (!guides.empty()) detail::force_prefixes(log_probs, step, guided);
     auto [best, best_ids] = log_probs.max(-1, /*keepdim=*/true);  // [active, 1]
     detail::advance_rows(hypotheses, rows, limits, best_ids, best, state);
     tokens = best_ids;  // [active, 1]

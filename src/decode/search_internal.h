@@ -76,6 +76,14 @@ void force_prefixes(at::Tensor& log_probs, int64_t step,
 std::vector<const std::vector<int64_t>*> histories(const std::vector<Hypothesis>& hypotheses,
                                                    const std::vector<int64_t>& rows);
 
+/// guard_repetition (decode/repetition.h) of `log_probs` [rows, vocab] whose rows have the
+/// tokens `histories` so far, at 0-based output position `step`, except the rows whose guide
+/// (`guides`, one per row, or empty) still forces a prefix token there: the prefix is the
+/// user's, and it may repeat itself.
+void guard_unforced(at::Tensor& log_probs, std::vector<const std::vector<int64_t>*> histories,
+                    const std::vector<const OutputGuide*>& guides, int64_t step,
+                    const DecodeConfig& config);
+
 /// The guide of each of `rows` (input rows) from `guides` (per input row; empty: none), for
 /// force_prefixes; `repeat` consecutive entries per row.
 std::vector<const OutputGuide*> row_guides(const std::vector<OutputGuide>& guides,
