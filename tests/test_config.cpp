@@ -389,6 +389,18 @@ TEST(Config, InheritAndLayeredFilesOverrideKeyByKey) {
   EXPECT_EQ(layered.model.n_heads, 2);
   EXPECT_DOUBLE_EQ(layered.train.lr, 0.001);
 
+  // A group (data.augment) merges key by key; a corpus object is replaced whole.
+  std::ofstream(dir / "noisy.json")
+      << R"({"data": {"augment": {"typos": 0.05}, "valid": {"src": "v.en", "tgt": "v.de"}}})";
+  std::ofstream(dir / "noisier.json")
+      << R"({"inherit": "noisy.json", "data": {"augment": {"upper": 0.1}, "valid": {"split": "x"}}})";
+  const Config noisier = load_config(dir / "noisier.json");
+  EXPECT_DOUBLE_EQ(noisier.data.augment.typos, 0.05);
+  EXPECT_DOUBLE_EQ(noisier.data.augment.upper, 0.1);
+  ASSERT_EQ(noisier.data.valid.size(), 1u);
+  EXPECT_EQ(noisier.data.valid[0].split, "x");
+  EXPECT_TRUE(noisier.data.valid[0].src.empty());
+
   std::ofstream(dir / "typo.json") << R"({"inherit": "mine.json", "train": {"max_epoch": 3}})";
   test::expect_error([&] { load_config(dir / "typo.json"); }, "unknown key 'max_epoch'");
   std::ofstream(dir / "a.json") << R"({"inherit": "b.json"})";

@@ -221,9 +221,21 @@ json read_config_file(const std::filesystem::path& path) {
 /// Lays `layer`'s sections over `into`, key by key: a key in `layer` replaces the same key of
 /// the same section (a list, such as data.train, as a whole).
 void merge_layer(json& into, const json& layer) {
+  static const json defaults = config_to_json(Config{});
   for (const auto& [section, values] : layer.items()) {
     if (values.is_object() && into.contains(section) && into[section].is_object()) {
-      for (const auto& [key, value] : values.items()) into[section][key] = value;
+      for (const auto& [key, value] : values.items()) {
+        // A group of settings (data.augment) merges key by key too; other values (a corpus
+        // object among them) replace what the file below had.
+        const bool group = defaults.contains(section) && defaults[section].contains(key) &&
+                           defaults[section][key].is_object() && value.is_object() &&
+                           into[section].contains(key) && into[section][key].is_object();
+        if (group) {
+          for (const auto& [inner, setting] : value.items()) into[section][key][inner] = setting;
+        } else {
+          into[section][key] = value;
+        }
+      }
     } else {
       into[section] = values;
     }

@@ -64,7 +64,7 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
     auto ids = at::searchsorted(cdf, u * total, /*out_int32=*/false, /*right=*/true);
     // u * total can round up to total itself (no token exceeds it): take the most probable one.
     ids = at::where(ids < cdf.size(-1), ids, std::get<1>(probs.max(-1, /*keepdim=*/true)));
-    const auto chosen = log_probs.gather(1, ids);  // the model's own log-probabilities
+    const auto chosen = log_probs.gather(1, ids);  // the model's (guarded) log-probabilities
     detail::advance_rows(hypotheses, rows, limits, ids, chosen, state);
     tokens = ids;  // [active, 1]
   }
