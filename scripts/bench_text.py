@@ -482,7 +482,7 @@ def main():
     parser.add_argument("--nmt", default=str(ROOT / "build" / "nmt"))
     parser.add_argument("--write", metavar="DIR")
     parser.add_argument("--check", metavar="DIR")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     if args.command == "run":
         if not args.checkpoint or not args.out:
             parser.error("run needs --checkpoint and --out")
