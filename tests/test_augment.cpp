@@ -117,20 +117,12 @@ TEST(Augment, EveryPairTakesTheSameDraws) {
   }
 }
 
-DataConfig tiny_data() {
-  DataConfig data;
-  data.dir = NMT_FIXTURES_DIR;
-  data.train = {CorpusSpec::of_split("tiny")};
-  data.vocab_size = 150;
-  return data;
-}
-
 // An epoch's examples under data.augment: about the configured share of pairs changed, each as
 // its modification says (an upper-cased pair is the encoding of its text upper-cased), the others
 // the split's own ids; the same for the same (seed, epoch) and different across epochs.
 TEST(Augment, EpochExamplesAreModifiedPerEpochAndReproducible) {
   const auto run = test::temp_dir("augment_epoch");
-  DataConfig data = tiny_data();
+  DataConfig data = test::tiny_data();
   const Tokenizer tokenizer = prepare_tokenizer(data, run);
   const EncodedSplit split = load_split(data, "tiny", tokenizer);
   data.augment.upper = 0.25;
@@ -151,14 +143,8 @@ TEST(Augment, EpochExamplesAreModifiedPerEpochAndReproducible) {
     EXPECT_EQ(epoch0[i].tgt, tokenizer.encode_tgt(upper_case(split.tgt_text[i], "de"))) << i;
   }
   EXPECT_EQ(upper, counts.upper);
-  const auto same = [](const std::vector<Example>& a, const std::vector<Example>& b) {
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i].src != b[i].src || a[i].tgt != b[i].tgt) return false;
-    }
-    return a.size() == b.size();
-  };
-  EXPECT_TRUE(same(epoch_examples(data, split, tokenizer, 0), epoch0));
-  EXPECT_FALSE(same(epoch_examples(data, split, tokenizer, 1), epoch0));
+  EXPECT_TRUE(test::same_examples(epoch_examples(data, split, tokenizer, 0), epoch0));
+  EXPECT_FALSE(test::same_examples(epoch_examples(data, split, tokenizer, 1), epoch0));
   // A modification applies to both sides or to neither: with data.max_len at the longest pair as
   // written, the pairs whose capitals need more pieces than that on either side stay as they were.
   DataConfig tight = data;
@@ -185,7 +171,7 @@ TEST(Augment, EpochExamplesAreModifiedPerEpochAndReproducible) {
   EXPECT_EQ(tight_counts.upper + tight_counts.too_long, tight_counts.pairs);
   // Off, an epoch is the split itself.
   data.augment = AugmentConfig();
-  EXPECT_TRUE(same(epoch_examples(data, split, tokenizer, 0), split.examples));
+  EXPECT_TRUE(test::same_examples(epoch_examples(data, split, tokenizer, 0), split.examples));
 }
 
 }  // namespace

@@ -200,21 +200,12 @@ TEST(Corpus, LoadSplitFiltersEmptyAndLongPairsWithCounts) {
   EXPECT_EQ(reversed.tgt_text[1], "a dog is sleeping .");
 }
 
-/// The fixture's training split with a small vocabulary.
-DataConfig tiny_data() {
-  DataConfig data;
-  data.dir = NMT_FIXTURES_DIR;
-  data.train = {CorpusSpec::of_split("tiny")};
-  data.vocab_size = 150;
-  return data;
-}
-
 // An epoch's sampled examples are the split's pairs re-segmented: they decode to its text, are
 // the same for the same (seed, epoch), differ across epochs and seeds, and keep the best
 // segmentation where a sample would exceed data.max_len.
 TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
   const auto run = test::temp_dir("corpus_sample");
-  DataConfig data = tiny_data();
+  DataConfig data = test::tiny_data();
   data.subword_alpha = 0.2;
   EXPECT_TRUE(samples_subwords(data));
   const Tokenizer tokenizer = prepare_tokenizer(data, run);
@@ -228,17 +219,11 @@ TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
     differ += epoch0[i].tgt != split.examples[i].tgt;
   }
   EXPECT_GT(differ, 0u);
-  const auto same = [](const std::vector<Example>& a, const std::vector<Example>& b) {
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i].src != b[i].src || a[i].tgt != b[i].tgt) return false;
-    }
-    return a.size() == b.size();
-  };
-  EXPECT_TRUE(same(epoch_examples(data, split, tokenizer, 0), epoch0));
-  EXPECT_FALSE(same(epoch_examples(data, split, tokenizer, 1), epoch0));
+  EXPECT_TRUE(test::same_examples(epoch_examples(data, split, tokenizer, 0), epoch0));
+  EXPECT_FALSE(test::same_examples(epoch_examples(data, split, tokenizer, 1), epoch0));
   DataConfig reseeded = data;
   reseeded.seed = 2;
-  EXPECT_FALSE(same(epoch_examples(reseeded, split, tokenizer, 0), epoch0));
+  EXPECT_FALSE(test::same_examples(epoch_examples(reseeded, split, tokenizer, 0), epoch0));
 
   // With max_len at the longest best segmentation, a longer sample falls back to it.
   DataConfig tight = data;
@@ -260,7 +245,7 @@ TEST(Corpus, SampledExamplesArePerEpochReproducibleAndWithinMaxLen) {
 
 TEST(Corpus, PrepareTokenizerTrainsOnceThenLoads) {
   const auto run = test::temp_dir("corpus_prepare");
-  const DataConfig data = tiny_data();
+  const DataConfig data = test::tiny_data();
   bool trained = false;
   const Tokenizer first = prepare_tokenizer(data, run, &trained);
   EXPECT_TRUE(trained);

@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "data/pair_store.h"
 
 namespace nmt::test {
 
@@ -93,6 +94,23 @@ inline Config tiny_config(const std::filesystem::path& run_dir) {
   c.train.keep_checkpoints = 2;
   c.train.average_snapshots = 0;  // test_snapshots.cpp turns the final average on
   return c;
+}
+
+/// The fixture's training split (tests/fixtures/tiny.{en,de}) with a small vocabulary.
+inline DataConfig tiny_data() {
+  DataConfig data;
+  data.dir = NMT_FIXTURES_DIR;
+  data.train = {CorpusSpec::of_split("tiny")};
+  data.vocab_size = 150;
+  return data;
+}
+
+/// Whether two lists of examples hold the same pairs, in order.
+inline bool same_examples(const std::vector<Example>& a, const std::vector<Example>& b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i].src != b[i].src || a[i].tgt != b[i].tgt) return false;
+  }
+  return a.size() == b.size();
 }
 
 }  // namespace nmt::test
