@@ -56,6 +56,14 @@ int64_t integer_field(const json& value, const std::string& name) {
   return value.get<int64_t>();
 }
 
+/// A number field ("length_penalty": 1.0).
+double number_field(const json& value, const std::string& name) {
+  if (!value.is_number()) {
+    throw bad_request("\"" + name + "\" must be a number, not " + value.dump());
+  }
+  return value.get<double>();
+}
+
 std::vector<std::string> text_field(const json& value, const ServeLimits& limits) {
   std::vector<std::string> texts;
   if (value.is_string()) {
@@ -242,17 +250,11 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     } else if (key == "max_len_offset") {
       request.decode.max_len_offset = integer_field(value, key);
     } else if (key == "length_penalty") {
-      if (!value.is_number()) {
-        throw bad_request("\"length_penalty\" must be a number, not " + value.dump());
-      }
-      request.decode.length_penalty = value.get<double>();
+      request.decode.length_penalty = number_field(value, key);
     } else if (key == "no_repeat_ngram_size") {
       request.decode.no_repeat_ngram_size = integer_field(value, key);
     } else if (key == "repetition_penalty") {
-      if (!value.is_number()) {
-        throw bad_request("\"repetition_penalty\" must be a number, not " + value.dump());
-      }
-      request.decode.repetition_penalty = value.get<double>();
+      request.decode.repetition_penalty = number_field(value, key);
     } else if (key == "scores") {
       if (!value.is_boolean()) throw bad_request("\"scores\" must be true or false");
       request.scores = value.get<bool>();
