@@ -60,6 +60,10 @@ TEST(Augment, TyposChangeLettersOnlyAndFollowTheSeed) {
   std::mt19937_64 rng(1);
   EXPECT_EQ(add_typos("42 - 7 !", 3, rng), "42 - 7 !");  // no letter, nothing to change
   EXPECT_EQ(add_typos("Straße", 1, rng).find('\xC3') == std::string::npos, false);  // UTF-8 kept
+  // A byte that is not UTF-8 is kept as it was, never replaced or dropped.
+  const std::string bad = add_typos("ab \xff cd", 2, rng);
+  EXPECT_NE(bad.find(" \xff "), std::string::npos) << bad;
+  EXPECT_EQ(drop_final_punctuation("x\xff."), "x\xff");
   EXPECT_EQ(typos_for(0), 0);
   EXPECT_EQ(typos_for(40), 1);
   EXPECT_EQ(typos_for(41), 2);

@@ -1,12 +1,12 @@
 #include "data/augment.h"
 
 #include <unicode/uchar.h>
-#include <unicode/utf8.h>
 
 #include <vector>
 
 #include "core/case_mapping.h"
-#include "core/error.h"
+#include "core/utf8.h"
+#include "data/corpus.h"
 
 namespace nmt {
 namespace {
@@ -15,42 +15,19 @@ namespace {
 /// std::uniform_real_distribution).
 double unit(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 
-/// The code points of UTF-8 `text` (malformed bytes become U+FFFD).
-std::vector<UChar32> code_points(const std::string& text) {
-  std::vector<UChar32> out;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
-  const auto length = static_cast<int32_t>(text.size());
-  for (int32_t i = 0; i < length;) {
-    UChar32 c = 0;
-    U8_NEXT(bytes, i, length, c);
-    out.push_back(c < 0 ? 0xFFFD : c);
-  }
-  return out;
+bool final_punctuation(char32_t c) {
+  return u_hasBinaryProperty(UChar32(c), UCHAR_S_TERM) ||
+         c == 0x2026;  // … is not Sentence_Terminal
 }
 
-std::string utf8(const std::vector<UChar32>& points) {
-  std::string out;
-  for (const UChar32 c : points) {
-    uint8_t buffer[U8_MAX_LENGTH];
-    int32_t size = 0;
-    UBool error = false;  // never set: a code point from code_points() always fits
-    U8_APPEND(buffer, size, U8_MAX_LENGTH, c, error);
-    (void)error;
-    out.append(reinterpret_cast<const char*>(buffer), size_t(size));
-  }
-  return out;
-}
+bool space(char32_t c) { return u_isUWhiteSpace(UChar32(c)); }
 
-bool final_punctuation(UChar32 c) {
-  return u_hasBinaryProperty(c, UCHAR_S_TERM) || c == 0x2026;  // … is not Sentence_Terminal
-}
-
-bool space(UChar32 c) { return u_isUWhiteSpace(c); }
+bool letter(char32_t c) { return u_isalpha(UChar32(c)); }
 
 }  // namespace
 
 std::string drop_final_punctuation(const std::string& text) {
-  std::vector<UChar32> points = code_points(text);
+  std::u32string points = utf8_decode(text);
   size_t end = points.size();
   while (end > 0 && space(points[end - 1])) --end;
   const size_t before = end;
@@ -58,7 +35,7 @@ std::string drop_final_punctuation(const std::string& text) {
   if (end == before) return text;
   while (end > 0 && space(points[end - 1])) --end;
   points.resize(end);
-  return utf8(points);
+  return utf8_encode(points);
 }
 
 int64_t typos_for(size_t characters) {
@@ -66,19 +43,19 @@ int64_t typos_for(size_t characters) {
 }
 
 std::string add_typos(const std::string& text, int64_t count, std::mt19937_64& rng) {
-  std::vector<UChar32> points = code_points(text);
+  std::u32string points = utf8_decode(text);
   for (int64_t t = 0; t < count; ++t) {
     std::vector<size_t> letters;
     for (size_t i = 0; i < points.size(); ++i) {
-      if (u_isalpha(points[i])) letters.push_back(i);
+      if (letter(points[i])) letters.push_back(i);
     }
     if (letters.empty()) break;
     const size_t at = letters[rng() % letters.size()];
     switch (rng() % 4) {
       case 0:  // swapped with the next letter; a word's last letter swaps with the one before
-        if (at + 1 < points.size() && u_isalpha(points[at + 1]) && points[at + 1] != points[at]) {
+        if (at + 1 < points.size() && letter(points[at + 1]) && points[at + 1] != points[at]) {
           std::swap(points[at], points[at + 1]);
-        } else if (at > 0 && u_isalpha(points[at - 1]) && points[at - 1] != points[at]) {
+        } else if (at > 0 && letter(points[at - 1]) && points[at - 1] != points[at]) {
           std::swap(points[at - 1], points[at]);
         } else {
           points.insert(points.begin() + std::ptrdiff_t(at), points[at]);  // no letter to swap with
@@ -95,7 +72,7 @@ std::string add_typos(const std::string& text, int64_t count, std::mt19937_64& r
         points.insert(points.begin() + std::ptrdiff_t(at), points[at]);
         break;
       default: {  // replaced by another letter of the sentence (the same script, mostly)
-        std::vector<UChar32> others;
+        std::u32string others;
         for (const size_t i : letters) {
           if (points[i] != points[at]) others.push_back(points[i]);
         }
@@ -108,7 +85,7 @@ std::string add_typos(const std::string& text, int64_t count, std::mt19937_64& r
       }
     }
   }
-  return utf8(points);
+  return utf8_encode(points);
 }
 
 bool augment_pair(const AugmentConfig& config, const std::string& src_lang,
@@ -139,7 +116,7 @@ bool augment_pair(const AugmentConfig& config, const std::string& src_lang,
     }
   }
   if (typo < config.typos) {
-    std::string noisy = add_typos(src, typos_for(code_points(src).size()), typo_rng);
+    std::string noisy = add_typos(src, typos_for(utf8_characters(src)), typo_rng);
     if (noisy != src) {
       src = std::move(noisy);
       ++counts.typos;

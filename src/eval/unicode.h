@@ -3,17 +3,12 @@
 #include <string>
 #include <vector>
 
+#include "core/utf8.h"  // utf8_decode, utf8_encode
+
 namespace nmt {
 
 /// The few Unicode operations the metrics need to match sacreBLEU, which works on Python `str`
 /// (code points), not on bytes. Pure functions, no locale.
-
-/// Decodes UTF-8 into code points. A byte that does not start a valid, shortest-form sequence
-/// becomes U+DC80..U+DCFF (Python's "surrogateescape"), so bad input is scored, never rejected.
-std::u32string utf8_decode(const std::string& text);
-
-/// Encodes code points as UTF-8; the inverse of utf8_decode (surrogate escapes become bytes again).
-std::string utf8_encode(const std::u32string& text);
 
 /// Python's str.isspace(): ASCII whitespace, U+001C..U+001F, NEL, NBSP, U+1680, U+2000..U+200A,
 /// U+2028, U+2029, U+202F, U+205F, U+3000. This is what str.split() and str.strip() use.
