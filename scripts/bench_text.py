@@ -279,6 +279,13 @@ def run_set(name, src, ref, translate, score, rng, repeat):
         hyps, _, _ = translate(source, *flags)
         lowercase = variant == "caps"
         entry = {"bleu": score.bleu(hyps, ref, lowercase), "clean": bleu_lc if lowercase else bleu}
+        if lowercase:
+            # German upper case writes ß as SS, which lower-cases to ss, never to ß again:
+            # scored also with both sides folded (upper-cased, then lower-cased), the same for
+            # every output, so what is left is the translation's own difference.
+            fold = [r.upper().lower() for r in ref]
+            entry["folded"] = score.bleu([h.upper().lower() for h in hyps], fold)
+            entry["clean_folded"] = score.bleu([h.upper().lower() for h in base], fold)
         if variant in ("caps", "title"):
             raw, _, _ = translate(source, "--casing", "none")
             entry["model_alone"] = score.bleu(raw, ref, lowercase)
@@ -394,6 +401,12 @@ def table(results):
                      f"{r['long']['sentence_ends']} / {r['long']['sentence_ends_line_by_line']} |")
         lines.append(f"| {name} | long lines: sources cut / sentences split again | "
                      f"{r['long']['truncated']} / {r['long']['split_again']} |")
+        if "folded" in r["caps"]:
+            c = r["caps"]
+            lines.append(f"| {name} | caps: BLEU with ß and SS the same (hypotheses and "
+                         f"references upper-cased, then lower-cased) / the clean source's | "
+                         f"{c['folded']:.2f} / {c['clean_folded']:.2f} "
+                         f"({c['folded'] - c['clean_folded']:+.2f}) |")
         for variant in ("caps", "title"):
             lines.append(f"| {name} | {variant}: BLEU of the model alone (--casing none) | "
                          f"{r[variant]['model_alone']:.2f} |")

@@ -1,5 +1,6 @@
 // text/document.h: inputs cut into segments and put back together, with stand-in translations
 // (no model): whitespace, blank lines, casing, chunking, errors and HTML tags.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,18 +64,39 @@ TEST(Document, ATooLongSentenceIsTranslatedInPartsWithAWarningAndNothingIsCut) {
 TEST(Document, AllCapsIsTranslatedInSentenceCaseAndUpperCasedAgain) {
   TextOptions options;
   options.tgt_lang = "de";
-  // (ICU's rules do not end a sentence at "STREET. A": a capital after a capital's full stop.)
-  const TextPlan plan({"A DOG RUNS ON THE STREET! A Big Brown Dog Runs Home."}, options,
+  // (ICU's suppressions alone would not end a sentence at "STREET. A".)
+  const TextPlan plan({"A DOG RUNS ON THE STREET. A Big Brown Dog Runs Home."}, options,
                       word_count);
   EXPECT_EQ(plan.segments(),
-            (std::vector<std::string>{"A dog runs on the street!", "A big brown dog runs home."}));
+            (std::vector<std::string>{"A dog runs on the street.", "A big brown dog runs home."}));
   std::vector<TranslationResult> results(2);
-  results[0].nbest.push_back({"Ein Hund läuft auf der Straße!", 0.0, {}});
+  results[0].nbest.push_back({"Ein Hund läuft auf der Straße.", 0.0, {}});
   results[1].nbest.push_back({"Ein großer Hund läuft heim.", 0.0, {}});
   EXPECT_EQ(plan.assemble(results, nullptr)[0].best(),
-            "EIN HUND LÄUFT AUF DER STRASSE! Ein großer Hund läuft heim.");
+            "EIN HUND LÄUFT AUF DER STRASSE. Ein großer Hund läuft heim.");
   options.casing = CasingMode::kNone;
   EXPECT_EQ(TextPlan({"A DOG RUNS."}, options, word_count).segments()[0], "A DOG RUNS.");
+}
+
+TEST(Document, TheModelsWordCasingEndsRunOnSentencesAndTrueCasesShouting) {
+  std::vector<std::string> sources(WordCasing::kMinStarts, "A dog sees an Asian man.");
+  TextOptions options;
+  options.words = std::make_shared<const WordCasing>(WordCasing::learn(sources, "en"));
+  const std::vector<std::string> inputs = {"A child swims in the water A man waits.",
+                                           "AN ASIAN MAN WAITS."};
+  const TextPlan plan(inputs, options, word_count);
+  EXPECT_EQ(plan.segments(), (std::vector<std::string>{"A child swims in the water", "A man waits.",
+                                                       "An Asian man waits."}));
+  EXPECT_EQ(plan.assemble(bracketed(plan), nullptr)[0].best(),
+            "<A child swims in the water> <A man waits.>");
+  // Capitals mark no boundary in Title Case, translated as written or not.
+  options.casing = CasingMode::kNone;
+  EXPECT_EQ(
+      TextPlan({"A Child Swims In The Water A Man Waits"}, options, word_count).segments().size(),
+      1u);
+  // --split none keeps a line whole, run-on or not.
+  options.split = SplitMode::kNone;
+  EXPECT_EQ(TextPlan(inputs, options, word_count).segments().front(), inputs.front());
 }
 
 TEST(Document, BadUtf8FailsItsLineAndAFailedOrInterruptedSegmentItsInput) {

@@ -35,6 +35,15 @@ TEST(Sentences, AbbreviationsThatIcuKnowsDoNotEndASentence) {
   EXPECT_EQ(sentences_of("Er wohnt in der Str. nebenan. Sie nicht.", "de").size(), 2u);
 }
 
+TEST(Sentences, AShoutedWordWithAFullStopEndsASentence) {
+  // ICU's suppressions alone keep "FAST. The" together; "Mr." still does not end a sentence.
+  EXPECT_EQ(sentences_of("THE DOG RUNS FAST. The man walks. HE IS SINGING. HE SITS."),
+            (std::vector<std::string>{"THE DOG RUNS FAST.", "The man walks.", "HE IS SINGING.",
+                                      "HE SITS."}));
+  EXPECT_EQ(sentences_of("Mr. Smith walks. HE IS SINGING."),
+            (std::vector<std::string>{"Mr. Smith walks.", "HE IS SINGING."}));
+}
+
 TEST(Sentences, ChatWithoutFullStopsIsOneSentenceAndBlankTextNone) {
   EXPECT_EQ(sentences_of("hey how are you doing today"),
             (std::vector<std::string>{"hey how are you doing today"}));

@@ -46,6 +46,10 @@ void print_tokenizer(const Tokenizer& tokenizer, const DataConfig& data,
       tokenizer.joint() ? "joint model" : "separate models", run_dir.string().c_str(),
       static_cast<long long>(tokenizer.src_vocab_size()),
       static_cast<long long>(tokenizer.tgt_vocab_size()), seconds);
+  if (const auto casing = tokenizer.word_casing()) {
+    std::printf("  word casing of the training sources (%s): %s\n",
+                (run_dir / kWordCasingFile).string().c_str(), casing->summary().c_str());
+  }
   if (!report.trained) return;
   std::printf(
       "  trained on %zu of %zu lines (%s; %zu sentences and %zu characters per model at most; "

@@ -196,7 +196,8 @@ void add_text_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("text")
       ("split", "sentences: a line may hold a paragraph, split into sentences (ICU, for the "
-       "source language) and joined back with its own whitespace | none: a line is one "
+       "source language, and where a word that begins sentences in the model's training data "
+       "follows an unpunctuated one) and joined back with its own whitespace | none: a line is one "
        "segment; either way a segment longer than the model reads is split at clause "
        "punctuation, then between words, never cut",
        cxxopts::value<std::string>()->default_value("sentences"), "MODE")
@@ -204,8 +205,9 @@ void add_text_options(cxxopts::Options& options) {
        "come back around the translation of their words (by the model's alignment), block "
        "elements are segments, attributes, comments, script, style, pre and code pass through",
        cxxopts::value<std::string>()->default_value("text"), "F")
-      ("casing", "auto: an ALL CAPS or Title Case sentence is translated in sentence case (ALL "
-       "CAPS upper-cased again) | none: as written",
+      ("casing", "auto: an ALL CAPS or Title Case sentence is translated in sentence case, each "
+       "word as the model's training data writes it inside a sentence (ALL CAPS upper-cased "
+       "again) | none: as written",
        cxxopts::value<std::string>()->default_value("auto"), "MODE");
   // clang-format on
 }
@@ -219,6 +221,7 @@ TextOptions text_options_from_args(const cxxopts::ParseResult& args, const Decod
   text.src_lang = session.pair.src.empty() ? data.src_lang : session.pair.src;
   text.tgt_lang = session.pair.tgt.empty() ? data.tgt_lang : session.pair.tgt;
   text.max_pieces = segment_limit(session.models, data.max_len, data.lang_tag == LangTag::kSource);
+  text.words = session.loaded.tokenizer.word_casing();
   return text;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/languages.h"
 #include "data/corpus.h"
 #include "data/language_tags.h"
@@ -177,6 +178,31 @@ std::vector<Example> epoch_examples(const DataConfig& data, const EncodedSplit& 
   return examples;
 }
 
+namespace {
+
+/// The run's word casing (data/word_casing.h): `run_dir`/word_casing.json when an earlier
+/// attempt wrote it, else learned from the source sides of `sample` (sampled now when null)
+/// and written there.
+void attach_word_casing(Tokenizer& tokenizer, const DataConfig& data, const fs::path& run_dir,
+                        const SpmSample* sample) {
+  const fs::path file = run_dir / kWordCasingFile;
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    tokenizer.set_word_casing(WordCasing::read(file));
+    return;
+  }
+  SpmSample drawn;
+  if (sample == nullptr) {
+    drawn = sample_spm_sentences(data);
+    sample = &drawn;
+  }
+  WordCasing casing = WordCasing::learn(sample->src, data.src_lang);
+  write_file_atomically(file, casing.to_json().dump(1) + "\n", "word casing");
+  tokenizer.set_word_casing(std::move(casing));
+}
+
+}  // namespace
+
 Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, bool* trained,
                             TokenizerReport* report) {
   const auto files = Tokenizer::model_files(data, run_dir);
@@ -188,12 +214,16 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   if (!data.spm_model.empty() && !fs::exists(run_dir / "last.pt", ec)) {
     if (trained) *trained = false;
     if (report) *report = done;
-    return Tokenizer::reuse(data, run_dir);
+    Tokenizer tokenizer = Tokenizer::reuse(data, run_dir);
+    attach_word_casing(tokenizer, data, run_dir, nullptr);
+    return tokenizer;
   }
   if (trained) *trained = !all_present;
   if (all_present) {
     if (report) *report = done;
-    return Tokenizer::load(files);
+    Tokenizer tokenizer = Tokenizer::load(files);
+    attach_word_casing(tokenizer, data, run_dir, nullptr);
+    return tokenizer;
   }
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -208,6 +238,8 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   Tokenizer tokenizer = Tokenizer::train(data, sample.src, sample.tgt, run_dir);
   done.read_seconds = std::chrono::duration<double>(sampled - start).count();
   done.train_seconds = std::chrono::duration<double>(Clock::now() - sampled).count();
+  fs::remove(run_dir / kWordCasingFile, ec);  // an earlier attempt's, for another tokenizer
+  attach_word_casing(tokenizer, data, run_dir, &sample);
   if (report) *report = done;
   return tokenizer;
 }

@@ -95,7 +95,12 @@ struct TokenizerReport {
   double train_seconds = 0;  ///< trained: SentencePiece training
 };
 
-/// The tokenizer of a run: copies data.spm_model (and spm_model_tgt) into `run_dir` when given
+/// The file in a run directory that holds the word casing learned from its training sources.
+inline constexpr const char* kWordCasingFile = "word_casing.json";
+
+/// The tokenizer of a run, with the word casing of its training sources (data/word_casing.h,
+/// `kWordCasingFile` in `run_dir`, learned from the same sample when missing).
+/// The tokenizer: copies data.spm_model (and spm_model_tgt) into `run_dir` when given
 /// and the run has no last.pt yet; else loads it from `run_dir` if its model file(s) exist
 /// (Tokenizer::model_files); else trains it on a sample of the data.train corpora
 /// (sample_spm_sentences) and writes it there. `trained`, when given, says whether it was

@@ -203,6 +203,10 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+void Tokenizer::set_word_casing(WordCasing casing) {
+  word_casing_ = std::make_shared<const WordCasing>(std::move(casing));
+}
+
 std::vector<fs::path> Tokenizer::model_files(const DataConfig& data, const fs::path& dir) {
   if (data.joint_vocab) return {dir / "spm.model"};
   return {dir / ("spm." + data.src_lang + ".model"), dir / ("spm." + data.tgt_lang + ".model")};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "data/word_casing.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -93,10 +94,17 @@ class Tokenizer {
   /// Serialized model protos: one (joint) or two (src, tgt); for checkpoints.
   std::vector<std::string> serialized() const;
 
+  /// What the training sources say about casing (data/word_casing.h), shared by copies; null
+  /// for a tokenizer loaded from model files alone or from a checkpoint written before nmt
+  /// learned it.
+  std::shared_ptr<const WordCasing> word_casing() const { return word_casing_; }
+  void set_word_casing(WordCasing casing);
+
  private:
   Tokenizer();
   std::shared_ptr<sentencepiece::SentencePieceProcessor> src_;
   std::shared_ptr<sentencepiece::SentencePieceProcessor> tgt_;  // == src_ when joint
+  std::shared_ptr<const WordCasing> word_casing_;
 };
 
 }  // namespace nmt

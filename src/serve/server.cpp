@@ -112,6 +112,7 @@ struct TranslationServer::Impl {
       : served(std::move(served_model)),
         options(std::move(serve_options)),
         queue(served.model, served.tokenizer, served.device, with_tags(options.batching, served)) {
+    if (!options.text.words) options.text.words = served.tokenizer.word_casing();
     if (options.text.max_pieces == 0) {
       options.text.max_pieces = segment_limit(served.model, served.config.data.max_len,
                                               served.config.data.lang_tag == LangTag::kSource);

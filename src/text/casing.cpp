@@ -43,8 +43,21 @@ SourceCasing detect_casing(const std::string& sentence) {
   return SourceCasing::kAsWritten;
 }
 
-std::string sentence_case(const std::string& sentence, const std::string& lang, bool capitalise) {
+std::string sentence_case(const std::string& sentence, const std::string& lang, bool capitalise,
+                          const WordCasing* words) {
   std::string text = lower_case(sentence, lang);
+  if (words != nullptr && !words->empty()) {
+    std::string cased;
+    size_t at = 0;
+    for (const auto& word : text_words(text, {0, text.size()})) {
+      const auto core = word_core(text, word);
+      const auto* form = words->usual_form(text.substr(core.begin, core.size()));
+      if (form == nullptr) continue;
+      cased += text.substr(at, core.begin - at) + *form;
+      at = core.end;
+    }
+    text = cased + text.substr(at);
+  }
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
   const auto length = static_cast<int32_t>(text.size());
   for (int32_t i = 0; capitalise && i < length;) {

@@ -2,12 +2,14 @@
 
 // Inference-time handling of headings and shouting: a model trained on sentence-case captions
 // translates "A DOG RUNS ON THE BEACH." as noise. A sentence in ALL CAPS or Title Case is given
-// to the model in sentence case; an ALL CAPS sentence's translation is upper-cased again (a
+// to the model in sentence case, each word in its usual form when the model's word casing is
+// known (data/word_casing.h); an ALL CAPS sentence's translation is upper-cased again (a
 // Title Case one keeps the model's casing, which is the target language's own).
 
 #include <string>
 
 #include "core/case_mapping.h"  // upper_case: an ALL CAPS sentence's translation
+#include "data/word_casing.h"
 
 namespace nmt {
 
@@ -22,8 +24,10 @@ enum class SourceCasing {
 SourceCasing detect_casing(const std::string& sentence);
 
 /// `sentence` lower-cased, its first letter upper-cased unless `capitalise` is false ("A DOG
-/// RUNS." -> "A dog runs."), by ICU's full case mappings for `lang`.
+/// RUNS." -> "A dog runs."), by ICU's full case mappings for `lang`. With `words`, each word
+/// that the training sources write otherwise inside a sentence takes that usual form ("AN ASIAN
+/// MAN" -> "An Asian man", "EIN MANN" -> "Ein Mann"), as a truecaser would.
 std::string sentence_case(const std::string& sentence, const std::string& lang,
-                          bool capitalise = true);
+                          bool capitalise = true, const WordCasing* words = nullptr);
 
 }  // namespace nmt

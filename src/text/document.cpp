@@ -72,18 +72,35 @@ void TextPlan::add_text(Input& input, size_t index, const std::string& text,
   } else if (const auto words = text_words(text, {0, text.size()}); !words.empty()) {
     sentences.push_back({words.front().begin, words.back().end});
   }
+  // Each sentence with its casing; a mixed-case one cut again at unpunctuated boundaries.
+  std::vector<std::pair<TextSpan, SourceCasing>> cased;
+  // (Capitals mark no boundary in an ALL CAPS or Title Case sentence, whatever --casing is.)
   for (const auto& sentence : sentences) {
-    const auto casing = options_.casing == CasingMode::kAuto
-                            ? detect_casing(text.substr(sentence.begin, sentence.size()))
-                            : SourceCasing::kAsWritten;
+    const auto detected = detect_casing(text.substr(sentence.begin, sentence.size()));
+    const auto casing = options_.casing == CasingMode::kAuto ? detected : SourceCasing::kAsWritten;
+    if (detected == SourceCasing::kAsWritten && options_.words &&
+        options_.split == SplitMode::kSentences) {
+      for (const auto& part : split_run_ons(text, sentence, *options_.words))
+        cased.emplace_back(part, casing);
+    } else {
+      cased.emplace_back(sentence, casing);
+    }
+  }
+  const WordCasing* words = options_.words.get();
+  for (const auto& item : cased) {
+    const TextSpan sentence = item.first;
+    const SourceCasing casing = item.second;
     const auto model_text = [&](TextSpan span, bool first) {
       const auto original = text.substr(span.begin, span.size());
-      return casing == SourceCasing::kAsWritten ? original
-                                                : sentence_case(original, options_.src_lang, first);
+      return casing == SourceCasing::kAsWritten
+                 ? original
+                 : sentence_case(original, options_.src_lang, first, words);
     };
     const size_t limit = options_.max_pieces == 0 ? SIZE_MAX : options_.max_pieces;
     const auto parts = split_to_fit(text, sentence, limit, [&](const std::string& s) {
-      return count_(casing == SourceCasing::kAsWritten ? s : sentence_case(s, options_.src_lang));
+      return count_(casing == SourceCasing::kAsWritten
+                        ? s
+                        : sentence_case(s, options_.src_lang, true, words));
     });
     if (parts.size() > 1) {
       input.warnings.push_back("line " + std::to_string(first_line_ + index) + ": a sentence of " +
@@ -206,6 +223,7 @@ std::vector<TranslationResult> translate_text(Translator& translator,
                                               const TextOptions& options, size_t first_line) {
   const Tokenizer& tokenizer = translator.tokenizer();
   TextOptions text = options;
+  if (!text.words) text.words = tokenizer.word_casing();
   if (text.max_pieces == 0) {
     text.max_pieces = segment_limit(translator.models(), translator.models().max_len(),
                                     translator.language_tags().on_source());

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ struct TextOptions {
   CasingMode casing = CasingMode::kAuto;
   std::string src_lang = "en";  ///< the sentence rules, and case mappings of the source
   std::string tgt_lang = "de";  ///< case mappings of the translation
+  /// What the model's training sources say about casing (the checkpoint's tokenizer): with it,
+  /// ALL CAPS and Title Case sentences get each word's usual form, and `split` sentences also
+  /// ends a sentence where the writer left the boundary unpunctuated (split_run_ons). Null:
+  /// plain sentence case, and only ICU's boundaries.
+  std::shared_ptr<const WordCasing> words;
   /// The longest segment, in source pieces: a longer sentence is split again (chunking.h).
   /// 0: the model's limit (translate_text, the server: segment_limit), no limit in a TextPlan.
   size_t max_pieces = 0;

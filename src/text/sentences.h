@@ -9,15 +9,10 @@
 #include <string>
 #include <vector>
 
-namespace nmt {
+#include "core/words.h"  // TextSpan, text_words
+#include "data/word_casing.h"
 
-/// A byte range [begin, end) of a UTF-8 text.
-struct TextSpan {
-  size_t begin = 0;
-  size_t end = 0;
-  size_t size() const { return end - begin; }
-  bool empty() const { return begin == end; }
-};
+namespace nmt {
 
 /// The sentences of `text` (valid UTF-8), in order, as byte ranges without the whitespace around
 /// them: what lies between two of them (and before the first, after the last) is whitespace the
@@ -26,12 +21,21 @@ struct TextSpan {
 /// no sentences. Throws nmt::Error when ICU fails.
 std::vector<TextSpan> split_sentences(const std::string& text, const std::string& lang);
 
-/// Whether `c` (a code point) is whitespace as the splitter and the chunker count it: Unicode
-/// White_Space.
-bool is_text_space(char32_t c);
+/// Words on each side of a boundary split_run_ons finds: at least this many before it...
+inline constexpr size_t kRunOnMinBefore = 3;
+/// ... and this many after it.
+inline constexpr size_t kRunOnMinAfter = 2;
 
-/// The byte ranges of the whitespace-separated words of text[span] (at least one non-space code
-/// point each), in order.
-std::vector<TextSpan> text_words(const std::string& text, TextSpan span);
+/// The sentence text[sentence] (one of split_sentences) cut where the writer left a sentence
+/// boundary unpunctuated: before a sentence starter of `words` (a word that begins sentences
+/// in the training sources but is written that way almost never inside one, such as "A", "Two",
+/// "Ein") that follows a word ending in a letter or digit, with kRunOnMinBefore words before it
+/// and kRunOnMinAfter after it in its part, and neither the word before it nor the word after it
+/// capitalised unusually (a name: "a check for Kids Food Basket"; "An Asian man" is no name:
+/// "Asian" is how the sources write it) ("A child splashes in the water Two men talk." ->
+/// "A child splashes in the water" + "Two men talk."). The parts, in order, without the
+/// whitespace between them; the sentence alone when it has no such boundary.
+std::vector<TextSpan> split_run_ons(const std::string& text, TextSpan sentence,
+                                    const WordCasing& words);
 
 }  // namespace nmt

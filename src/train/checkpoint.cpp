@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "data/dataset.h"  // kWordCasingFile
 
 namespace nmt {
 namespace {
@@ -102,6 +103,9 @@ void save_checkpoint(const fs::path& path, const Config& config, Seq2Seq& model,
   for (size_t i = 0; i < protos.size(); ++i) {
     archive.write("tokenizer." + std::to_string(i), bytes_to_tensor(protos[i]));
   }
+  if (const auto casing = tokenizer.word_casing()) {
+    archive.write("word_casing", c10::IValue(casing->to_json().dump()));
+  }
   if (state.rng_state.defined()) archive.write("rng_state", state.rng_state);
   if (state.accelerator_rng_state.defined()) {
     archive.write("accelerator_rng_state", state.accelerator_rng_state);
@@ -155,6 +159,16 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
   }
   LoadedModel loaded{config_from_json(meta.at("config"), path.string()), nullptr,
                      Tokenizer::from_serialized(protos), state_from_json(meta.at("state"))};
+  // Word casing (data/word_casing.h) is in checkpoints since nmt learns it; an older one takes
+  // its run directory's file (`nmt prepare` on the run's config writes it), or goes without.
+  if (c10::IValue casing; archive.try_read("word_casing", casing) && casing.isString()) {
+    const json parsed = json::parse(casing.toStringRef(), nullptr, false);
+    if (parsed.is_discarded()) throw Error(path.string() + ": its word_casing record is not JSON");
+    loaded.tokenizer.set_word_casing(
+        WordCasing::from_json(parsed, path.string() + ": word_casing"));
+  } else if (const auto file = path.parent_path() / kWordCasingFile; fs::exists(file)) {
+    loaded.tokenizer.set_word_casing(WordCasing::read(file));
+  }
   loaded.model = Seq2Seq(loaded.config.model);
   // Module::load replaces each tensor with the stored one whatever its shape: compare them with
   // the shapes the config gives, or a foreign checkpoint fails later, deep in a forward pass.

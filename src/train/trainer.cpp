@@ -177,6 +177,10 @@ RunDirReport Trainer::Impl::prepare_run_dir(bool resume, std::ostream& console,
   if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
   if (parent != nullptr) write_parent_files(*parent);
   tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
+  if (const auto casing = tokenizer_->word_casing()) {
+    log_->line("word casing of the training sources (" + std::string(kWordCasingFile) +
+               "): " + casing->summary());
+  }
   prepare_train_corpus();
   return tidied;
 }
