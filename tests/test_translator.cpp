@@ -17,6 +17,7 @@
 #include "decode_test_util.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
+#include "text/document.h"
 #include "train/checkpoint.h"
 
 namespace nmt {
@@ -100,6 +101,33 @@ TEST(Translator, WorkersGiveTheSameWhateverTheirNumber) {
       }
     }
   }
+}
+
+// translate_text decodes a paragraph's sentences a bounded number at a time: in passes of one,
+// each sentence is decoded exactly as it is alone, and the paragraph is their translations in
+// order; in passes of two the last pass is partial, and with outputs that never end early (as
+// long as the search allows, whatever the batch) no sentence's tokens are missing.
+TEST(Translator, TextIsDecodedInPassesAndJoinedInOrder) {
+  std::ostringstream log;
+  auto translator = make_translator(log);
+  auto never_ending = make_translator(log, short_outputs(), -1e4);
+  const std::vector<std::string> sentences = {"A man is carrying a red bike.", "A dog.",
+                                              "Two children play in the green water near a car.",
+                                              "A dog runs.", "Three men sit."};
+  std::string paragraph, expected;
+  size_t tokens = 0;
+  for (const auto& sentence : sentences) {
+    paragraph += (paragraph.empty() ? "" : " ") + sentence;
+    const auto alone = translate_text(translator, {sentence}, TextOptions{});
+    expected += (expected.empty() ? "" : " ") + alone.at(0).best();
+    tokens +=
+        translate_text(never_ending, {sentence}, TextOptions{}).at(0).nbest.at(0).tokens.size();
+  }
+  const auto whole = translate_text(translator, {paragraph}, TextOptions{}, 1, 1);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].best(), expected);
+  const auto in_twos = translate_text(never_ending, {paragraph}, TextOptions{}, 1, 2);
+  EXPECT_EQ(in_twos.at(0).nbest.at(0).tokens.size(), tokens);
 }
 
 TEST(Translator, InvalidUtf8FailsOnlyThatLine) {

@@ -220,7 +220,8 @@ WordLinks align_translation(Translator& translator, const std::string& source,
 
 std::vector<TranslationResult> translate_text(Translator& translator,
                                               const std::vector<std::string>& inputs,
-                                              const TextOptions& options, size_t first_line) {
+                                              const TextOptions& options, size_t first_line,
+                                              size_t segments_per_pass) {
   const Tokenizer& tokenizer = translator.tokenizer();
   TextOptions text = options;
   if (!text.words) text.words = tokenizer.word_casing();
@@ -231,12 +232,21 @@ std::vector<TranslationResult> translate_text(Translator& translator,
   const TextPlan plan(
       inputs, text, [&](const std::string& s) { return tokenizer.encode_src(s).size(); },
       first_line);
-  std::vector<SourceLine> lines;
-  for (size_t k = 0; k < plan.segments().size(); ++k) {
-    lines.push_back(encode_line(tokenizer, translator.models(), plan.segments()[k],
-                                first_line + plan.input_of(k)));
+  // At most segments_per_pass segments are decoded together, so a paragraph of any length is
+  // translated in the memory of a bounded batch pool, not of the whole paragraph.
+  std::vector<TranslationResult> results;
+  const size_t pass = std::max<size_t>(1, segments_per_pass);
+  for (size_t begin = 0; begin < plan.segments().size(); begin += pass) {
+    const size_t end = std::min(plan.segments().size(), begin + pass);
+    std::vector<SourceLine> lines;
+    for (size_t k = begin; k < end; ++k) {
+      lines.push_back(encode_line(tokenizer, translator.models(), plan.segments()[k],
+                                  first_line + plan.input_of(k)));
+    }
+    for (auto& result : translator.translate_encoded(std::move(lines))) {
+      results.push_back(std::move(result));
+    }
   }
-  const auto results = translator.translate_encoded(std::move(lines));
   auto out = plan.assemble(results, [&](const std::string& source, const TranslatedText& hyp) {
     return align_translation(translator, source, hyp, options.view);
   });

@@ -130,11 +130,16 @@ class TextPlan {
 WordLinks align_translation(Translator& translator, const std::string& source,
                             const TranslatedText& translation, const AttentionOptions& view);
 
-/// A Translator that takes text: TextPlan, then Translator::translate_encoded, then assemble.
+/// The most segments translate_text decodes in one Translator::translate_encoded call.
+inline constexpr size_t kSegmentsPerPass = 512;
+
+/// A Translator that takes text: TextPlan, then Translator::translate_encoded (kSegmentsPerPass
+/// segments at a time), then assemble.
 /// Warnings and errors go to the translator's log with the input's line number.
 std::vector<TranslationResult> translate_text(Translator& translator,
                                               const std::vector<std::string>& inputs,
-                                              const TextOptions& options, size_t first_line = 1);
+                                              const TextOptions& options, size_t first_line = 1,
+                                              size_t segments_per_pass = kSegmentsPerPass);
 
 /// The options' segment limit for `models`: data.max_len (what training kept), within the
 /// model's positions (model.max_len - 1 for eos, - 1 for a language tag).
