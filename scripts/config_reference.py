@@ -69,7 +69,13 @@ def print_config(nmt, path):
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"config_reference: error: {nmt} --config {path}: {p.stderr.strip()}")
-    return json.loads(p.stdout)
+    config = json.loads(p.stdout)
+    # --print-config resolves an empty train.run_dir to checkpoints/<name> (scripts/run.sh reads
+    # it): the key's own value, which a config file writes, is the empty string.
+    train = config.get("train", {})
+    if train.get("run_dir") == f"checkpoints/{train.get('name')}":
+        train["run_dir"] = ""
+    return config
 
 
 def value(v):

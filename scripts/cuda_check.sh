@@ -13,10 +13,12 @@
 #   scripts/cuda_check.sh sacrebleu  # rescore the kept hypotheses with the sacrebleu package
 #   scripts/cuda_check.sh all      # the six in order
 #
-# DEBS_DIR is filled on a Debian 12 machine (.gpu/ is git-ignored):
+# DEBS_DIR is filled on a Debian 12 machine (.gpu/ is git-ignored; scripts/check_cuda_recipe.py
+# checks that the list covers every package a required find_package needs):
 #   mkdir -p .gpu/multi30k && (cd .gpu && apt-get download libsentencepiece0 libsentencepiece-dev \
 #     libcxxopts-dev nlohmann-json3-dev libgtest-dev googletest zlib1g-dev \
-#     libcpp-httplib-dev libcpp-httplib0.11 libbrotli1 libgloo-dev)   # gloo: multi-process training
+#     libcpp-httplib-dev libcpp-httplib0.11 libbrotli1 libgloo-dev \
+#     libicu-dev libicu72 libxml2-dev libxml2)   # gloo: multi-process training
 #   cp data/multi30k/*.gz .gpu/multi30k/
 #
 # Environment: TORCH_PREFIX (default: the cmake prefix of python3's torch), DEBS_DIR (default
