@@ -69,7 +69,8 @@ void add_model_options(cxxopts::Options& options) {
       ("device", "auto | cpu | cuda | cuda:N", cxxopts::value<std::string>()->default_value("auto"))
       ("threads", "CPU threads (0: one per core; default: the checkpoint's train.threads)",
        cxxopts::value<int64_t>(), "N")
-      ("precision", "fp32 | bf16 (autocast matmuls) | auto (bf16 on CPU, fp32 on CUDA)",
+      ("precision", "fp32 | bf16 (autocast matmuls) | auto (bf16 on a CPU with AVX512-BF16, fp32 "
+       "on other CPUs and on CUDA)",
        cxxopts::value<std::string>()->default_value("fp32"));
   // clang-format on
 }
