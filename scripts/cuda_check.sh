@@ -17,7 +17,8 @@
 # checks that the list covers every package a required find_package needs):
 #   mkdir -p .gpu/multi30k && (cd .gpu && apt-get download libsentencepiece0 libsentencepiece-dev \
 #     libcxxopts-dev nlohmann-json3-dev libgtest-dev googletest zlib1g-dev \
-#     libcpp-httplib-dev libcpp-httplib0.11 libbrotli1 libgloo-dev \
+#     libcpp-httplib-dev libcpp-httplib0.11 libbrotli1 libgloo-dev libboost1.74-dev \
+#     libssl-dev libssl3 \
 #     libicu-dev libicu72 libxml2-dev libxml2)   # gloo: multi-process training
 #   cp data/multi30k/*.gz .gpu/multi30k/
 #

@@ -18,7 +18,8 @@ packages=(
   libtorch-dev libopenblas0-pthread            # LibTorch 1.13 (CPU) and a fast BLAS for it
   libprotobuf-dev protobuf-compiler zlib1g-dev # sentencepiece from source; gzip corpora
   libsentencepiece-dev libcxxopts-dev nlohmann-json3-dev libgtest-dev
-  libcpp-httplib-dev                           # HTTP server of nmt serve (optional for the build)
+  libboost-dev libssl-dev                      # nmt serve: Boost.Beast, OpenSSL (optional for the build)
+  libcpp-httplib-dev                           # tests: nmt serve's HTTP(S) client
   strace                                       # tests: the fsync/rename order of checkpoint writes
   libgloo-dev                                  # multi-process training's c10d Gloo (optional)
   libdnnl-dev                                  # oneDNN: int8 decoding (optional for the build)

@@ -1,11 +1,19 @@
 #pragma once
 
 // Fixtures for the `nmt serve` tests: a tiny checkpoint saved once per process, a served model
-// loaded from it, and small HTTP helpers over httplib::Client.
+// loaded from it, small HTTP helpers over httplib::Client, raw sockets for clients that
+// misbehave, and `nmt serve` as a child process.
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -81,6 +89,115 @@ inline bool wait_until(const std::function<bool()>& ready) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return true;
+}
+
+/// A TCP connection to 127.0.0.1:`port`: its descriptor, or -1.
+inline int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(uint16_t(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    return fd;
+  }
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+/// Whether the server has closed `fd` (reads what it sent first, up to `wait`), appending what
+/// it sent to `received` when given.
+inline bool closed_by_server(int fd, std::chrono::milliseconds wait,
+                             std::string* received = nullptr) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  char buffer[4096];
+  do {
+    pollfd poll_fd{fd, POLLIN, 0};
+    if (::poll(&poll_fd, 1, 10) > 0) {
+      const auto got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0) return true;
+      if (received != nullptr) received->append(buffer, size_t(got));
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
+/// Connects to the server and sends `partial`, then one byte of `trickle` every `every` (cycling
+/// through it) until the server closes the connection or `limit` passes; the time it took.
+inline std::chrono::steady_clock::duration time_until_dropped(
+    int port, const std::string& partial, std::chrono::steady_clock::duration limit,
+    const std::string& trickle = "",
+    std::chrono::milliseconds every = std::chrono::milliseconds(100)) {
+  const int fd = connect_loopback(port);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL), ssize_t(partial.size()));
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t sent = 0; std::chrono::steady_clock::now() - start < limit; ++sent) {
+    if (closed_by_server(fd, every)) break;
+    if (!trickle.empty() && ::send(fd, &trickle[sent % trickle.size()], 1, MSG_NOSIGNAL) != 1) {
+      break;
+    }
+  }
+  ::close(fd);
+  return std::chrono::steady_clock::now() - start;
+}
+
+/// `nmt serve ARGS` as a child process: its pid, its stdout (a pipe) and its stderr (a file).
+struct ServeProcess {
+  pid_t pid = -1;
+  int out = -1;
+};
+
+inline ServeProcess spawn_serve(const std::vector<std::string>& args,
+                                const std::filesystem::path& err_file) {
+  std::vector<std::string> all = {NMT_BINARY, "serve"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : all) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+/// The first line the child prints, waiting up to 60 s.
+inline std::string first_line(int fd) {
+  std::string line;
+  char c = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    pollfd poll_fd{fd, POLLIN, 0};
+    if (::poll(&poll_fd, 1, 100) <= 0) continue;
+    if (::read(fd, &c, 1) != 1 || c == '\n') break;
+    line += c;
+  }
+  return line;
+}
+
+/// The port in `nmt serve`'s first line ("... on http://127.0.0.1:PORT ..."), or 0.
+inline int port_in(const std::string& line) {
+  const auto at = line.find("127.0.0.1:");
+  return at == std::string::npos ? 0 : std::stoi(line.substr(at + 10));
+}
+
+/// Waits up to 20 s for the child to exit (then kills it: a test fails, but leaves no process
+/// behind); its wait status.
+inline int wait_for_exit(pid_t pid) {
+  int status = 0;
+  if (!wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; })) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  return status;
 }
 
 /// POST /translate with `body`; the client waits up to 30 s.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#if NMT_HAVE_HTTPLIB
+#if NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB
 #include <httplib.h>
 
 #include "serve/server.h"
@@ -324,7 +324,7 @@ TEST(Multilingual, ValidatesEveryPairAndDecodesTheChosenTarget) {
           std::none_of(tokens.begin(), tokens.end(), [&](int64_t id) { return tags.is_tag(id); }));
     }
   }
-#if NMT_HAVE_HTTPLIB
+#if NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB
   // Served: each request names its target; none, or one the model lacks, is a 400.
   ServedModel served{loaded.model,
                      loaded.tokenizer,

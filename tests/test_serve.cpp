@@ -1,6 +1,6 @@
 // nmt serve in-process: a TranslationServer on an ephemeral loopback port, talked to with
 // httplib::Client. Outputs against `nmt translate`, concurrency, shutdown with queued requests.
-#if NMT_HAVE_HTTPLIB
+#if NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -246,4 +246,4 @@ TEST(ServeHttp, ParagraphsAndHtmlDocumentsAreTranslatedAsTranslateDoes) {
 }  // namespace
 }  // namespace nmt
 
-#endif  // NMT_HAVE_HTTPLIB
+#endif  // NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB

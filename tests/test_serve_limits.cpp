@@ -1,17 +1,11 @@
 // nmt serve against bad clients: every class of bad request gets its status and a message naming
 // the field; a full queue answers 503; a silent client is dropped; SIGTERM to a spawned
 // `nmt serve` answers the queued requests and exits 0.
-#if NMT_HAVE_HTTPLIB
+#if NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -92,6 +86,13 @@ TEST(ServeLimits, EachBadRequestGetsItsStatusAndNamesTheField) {
     EXPECT_EQ(res->status, 405) << res->body;
     EXPECT_EQ(res->get_header_value("Allow"), allow);
   }
+  // A 2 MB header is refused before anything is parsed.
+  httplib::Headers huge{{"X-Filler", std::string(2 << 20, 'h')}};
+  const auto too_big = client.Post("/translate", huge, R"({"text": "a"})", "application/json");
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 400);
+  EXPECT_NE(too_big->body.find("headers are larger than this server's limit"), std::string::npos)
+      << too_big->body;
   // Still serving, and nothing reached the decoder.
   const auto health = client.Get("/health");
   ASSERT_TRUE(health);
@@ -173,30 +174,11 @@ TEST(ServeLimits, ATextTheTokenizerRefusesIsA400NamingItsIndex) {
   }
 }
 
-/// Connects to the server, sends `partial` and then nothing; the time until the server closes
-/// the connection (or `limit` when it has not).
-Clock::duration time_until_dropped(int port, const std::string& partial, Clock::duration limit) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(uint16_t(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(::send(fd, partial.data(), partial.size(), 0), ssize_t(partial.size()));
-  const auto start = Clock::now();
-  char buffer[4096];
-  while (Clock::now() - start < limit) {
-    pollfd poll_fd{fd, POLLIN, 0};
-    if (::poll(&poll_fd, 1, 50) > 0 && ::recv(fd, buffer, sizeof buffer, 0) <= 0) break;
-  }
-  ::close(fd);
-  return Clock::now() - start;
-}
-
 TEST(ServeLimits, SilentClientsAreDroppedWhileOthersAreServed) {
   ServeOptions options;
   options.port = 0;
-  options.read_timeout_s = 1;
+  options.header_timeout_s = 1;
+  options.body_timeout_s = 1;
   options.keep_alive_s = 1;  // after the 400 for a cut body, the connection idles this long
   options.http_threads = 4;
   TranslationServer server(test::served_model(), options);
@@ -209,7 +191,7 @@ TEST(ServeLimits, SilentClientsAreDroppedWhileOthersAreServed) {
       const std::string partial =
           i < 2 ? "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Le"
                 : "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"te";
-      dropped[i] = time_until_dropped(port, partial, std::chrono::seconds(8));
+      dropped[i] = test::time_until_dropped(port, partial, std::chrono::seconds(8));
     });
   }
   std::this_thread::sleep_for(milliseconds(100));
@@ -220,60 +202,19 @@ TEST(ServeLimits, SilentClientsAreDroppedWhileOthersAreServed) {
   EXPECT_EQ(res->status, 200);
 }
 
-/// `nmt serve ARGS` as a child process: its pid, its stdout (a pipe) and its stderr (a file).
-struct ServeProcess {
-  pid_t pid = -1;
-  int out = -1;
-};
-
-ServeProcess spawn_serve(const std::vector<std::string>& args, const fs::path& err_file) {
-  std::vector<std::string> all = {NMT_BINARY, "serve"};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& arg : all) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  int fds[2];
-  EXPECT_EQ(::pipe(fds), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(err, STDERR_FILENO);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  return {pid, fds[0]};
-}
-
-/// The first line the child prints, waiting up to 60 s.
-std::string first_line(int fd) {
-  std::string line;
-  char c = 0;
-  const auto start = Clock::now();
-  while (Clock::now() - start < std::chrono::seconds(60)) {
-    pollfd poll_fd{fd, POLLIN, 0};
-    if (::poll(&poll_fd, 1, 100) <= 0) continue;
-    if (::read(fd, &c, 1) != 1 || c == '\n') break;
-    line += c;
-  }
-  return line;
-}
-
 TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   const auto dir = test::temp_dir("serve_sigterm");
-  auto child = spawn_serve({"--checkpoint", test::serve_checkpoint().string(), "--device", "cpu",
-                            "--port", "0", "--max-wait-ms", "8000", "--workers", "2"},
-                           dir / "stderr");
-  const auto line = first_line(child.out);
+  auto child = test::spawn_serve({"--checkpoint", test::serve_checkpoint().string(), "--device",
+                                  "cpu", "--port", "0", "--max-wait-ms", "8000", "--workers", "2"},
+                                 dir / "stderr");
+  const auto line = test::first_line(child.out);
   EXPECT_NE(line.find("2 decoding worker(s)"), std::string::npos) << line;
-  const auto at = line.find("127.0.0.1:");
-  if (at == std::string::npos) {
+  const int port = test::port_in(line);
+  if (port == 0) {
     ::kill(child.pid, SIGKILL);
     ::waitpid(child.pid, nullptr, 0);
     FAIL() << "no port in: " << line;
   }
-  const int port = std::stoi(line.substr(at + 10));
   const auto sentences = test::serve_sentences();
   std::vector<std::string> answers(3);
   std::vector<std::thread> clients;
@@ -291,11 +232,7 @@ TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   EXPECT_TRUE(queued);
   EXPECT_EQ(::kill(child.pid, SIGTERM), 0);
   for (auto& client : clients) client.join();
-  int status = 0;
-  if (!test::wait_until([&] { return ::waitpid(child.pid, &status, WNOHANG) == child.pid; })) {
-    ::kill(child.pid, SIGKILL);  // wedged: fail, but leave no process behind
-    ::waitpid(child.pid, &status, 0);
-  }
+  const int status = test::wait_for_exit(child.pid);
   ::close(child.out);
   std::ifstream err_in(dir / "stderr");
   const std::string err((std::istreambuf_iterator<char>(err_in)), {});
@@ -325,4 +262,4 @@ TEST(ServeCli, WorkersOutOfRangeIsAnErrorNamingTheOption) {
 }  // namespace
 }  // namespace nmt
 
-#endif  // NMT_HAVE_HTTPLIB
+#endif  // NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB

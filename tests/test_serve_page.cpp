@@ -1,6 +1,6 @@
 // nmt serve's page (GET /) and the attention map it draws (POST /attention); the page itself in
 // a real browser (tests/browser/page_test.py: headless Chromium through Selenium).
-#if NMT_HAVE_HTTPLIB
+#if NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB
 
 #include <gtest/gtest.h>
 
@@ -188,4 +188,4 @@ TEST(ServePage, WorksInAHeadlessBrowser) {
 }  // namespace
 }  // namespace nmt
 
-#endif  // NMT_HAVE_HTTPLIB
+#endif  // NMT_HAVE_HTTP && NMT_HAVE_HTTPLIB

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -43,10 +44,30 @@ void add_serve_options(cxxopts::Options& options) {
        cxxopts::value<size_t>()->default_value(number(d.limits.max_texts)), "N")
       ("max-beam", "largest beam or nbest a request may ask for (400 above)",
        cxxopts::value<int64_t>()->default_value(number(d.limits.max_beam)), "N")
-      ("http-threads", "connections served at once",
+      ("http-threads", "requests handled at once; one more is answered 503 at once",
        cxxopts::value<int>()->default_value(number(d.http_threads)), "N")
-      ("read-timeout", "seconds a client may stay silent mid-request",
-       cxxopts::value<int>()->default_value(number(d.read_timeout_s)), "S");
+      ("header-timeout", "seconds for a request's line and headers (and the TLS handshake), "
+       "in all: a client still sending them is closed",
+       cxxopts::value<int>()->default_value(number(d.header_timeout_s)), "S")
+      ("body-timeout", "seconds for a request's body in all, and again for its response",
+       cxxopts::value<int>()->default_value(number(d.body_timeout_s)), "S")
+      ("keep-alive", "seconds an idle kept-alive connection waits for its next request",
+       cxxopts::value<int>()->default_value(number(d.keep_alive_s)), "S")
+      ("max-connections", "open connections; one more is answered 503 and closed",
+       cxxopts::value<size_t>()->default_value(number(d.max_connections)), "N")
+      ("max-client-connections", "open connections from one client address (503 above)",
+       cxxopts::value<size_t>()->default_value(number(d.max_client_connections)), "N")
+      ("api-keys", "file of API keys, one a line: KEY [REQUESTS_PER_MINUTE "
+       "[CHARACTERS_PER_MINUTE]]; requests then need one ('Authorization: Bearer KEY' or "
+       "\"api_key\"; 401 without); SIGHUP reads it again",
+       cxxopts::value<std::string>()->default_value(""), "FILE")
+      ("req-limit", "requests per minute from one client address when no keys are used "
+       "(429 above; 0: no limit)",
+       cxxopts::value<int64_t>()->default_value("0"), "N")
+      ("tls-cert", "PEM certificate chain: serve HTTPS (with --tls-key)",
+       cxxopts::value<std::string>()->default_value(""), "FILE")
+      ("tls-key", "PEM private key of --tls-cert",
+       cxxopts::value<std::string>()->default_value(""), "FILE");
   // clang-format on
 }
 
@@ -64,7 +85,15 @@ ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
   options.limits.max_texts = args["max-texts"].as<size_t>();
   options.limits.max_beam = args["max-beam"].as<int64_t>();
   options.http_threads = args["http-threads"].as<int>();
-  options.read_timeout_s = args["read-timeout"].as<int>();
+  options.header_timeout_s = args["header-timeout"].as<int>();
+  options.body_timeout_s = args["body-timeout"].as<int>();
+  options.keep_alive_s = args["keep-alive"].as<int>();
+  options.max_connections = args["max-connections"].as<size_t>();
+  options.max_client_connections = args["max-client-connections"].as<size_t>();
+  options.access.key_file = args["api-keys"].as<std::string>();
+  options.access.requests_per_minute = args["req-limit"].as<int64_t>();
+  options.tls_cert = args["tls-cert"].as<std::string>();
+  options.tls_key = args["tls-key"].as<std::string>();
   if (options.port < 0 || options.port > 65535) throw Error("--port must be in 0..65535");
   if (options.batching.max_batch_tokens < 1) throw Error("--max-batch-tokens must be >= 1");
   if (options.batching.max_wait.count() < 0 || options.batching.max_wait.count() > 10000) {
@@ -72,8 +101,20 @@ ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
   }
   if (options.batching.capacity < 1) throw Error("--queue must be >= 1");
   if (options.limits.max_beam < 1) throw Error("--max-beam must be >= 1");
-  if (options.http_threads < 1 || options.read_timeout_s < 1) {
-    throw Error("--http-threads and --read-timeout must be >= 1");
+  for (const auto& [name, value] : {std::pair{"--http-threads", options.http_threads},
+                                    {"--header-timeout", options.header_timeout_s},
+                                    {"--body-timeout", options.body_timeout_s},
+                                    {"--keep-alive", options.keep_alive_s}}) {
+    if (value < 1) throw Error(std::string(name) + " must be >= 1, not " + std::to_string(value));
+  }
+  if (options.max_connections < 1 || options.max_client_connections < 1) {
+    throw Error("--max-connections and --max-client-connections must be >= 1");
+  }
+  if (options.access.requests_per_minute < 0) throw Error("--req-limit must be >= 0 (0: no limit)");
+  if (!options.access.key_file.empty() && options.access.requests_per_minute > 0) {
+    throw Error(
+        "--req-limit is the limit without keys; with --api-keys give each key its "
+        "requests per minute in the key file");
   }
   return options;
 }
@@ -87,9 +128,11 @@ int run_serve(int argc, char** argv) {
       "{\"text\": \"...\" or [...], \"beam\", \"nbest\", \"length_penalty\", \"max_len_offset\", "
       "\"scores\", \"split\", \"format\"}, POST /score {\"src\", \"tgt\"}, POST /attention (an "
       "SVG), GET /health, "
-      "GET /info, and GET / (a translation page for the browser). Concurrent requests are "
+      "GET /info, GET /metrics (Prometheus), and GET / (a translation page for the browser). "
+      "Concurrent requests are "
       "decoded together. "
-      "SIGINT/SIGTERM: stop accepting, answer what is queued, exit 0.\n\n"
+      "SIGINT/SIGTERM: stop accepting, answer what is queued, exit 0. SIGHUP: read --api-keys "
+      "again. Beyond loopback: docs/serve.md.\n\n"
       "  nmt serve --checkpoint checkpoints/multi30k_en_de --port 8080\n"
       "  curl -s localhost:8080/translate -d '{\"text\": \"A dog runs.\"}'\n");
   add_decode_options(options);
@@ -111,11 +154,22 @@ int run_serve(int argc, char** argv) {
   const auto search = describe_search(served.config.decode);
   TranslationServer server(std::move(served), serve_options);
   const int port = server.start();
-  std::printf("nmt serve: listening on http://%s:%d (%s, %s, %s, %lld decoding worker(s))\n",
-              serve_options.host.c_str(), port, checkpoint_names(session).c_str(), search.c_str(),
+  std::printf("nmt serve: listening on %s://%s:%d (%s, %s, %s, %lld decoding worker(s))\n",
+              server.tls() ? "https" : "http", serve_options.host.c_str(), port,
+              checkpoint_names(session).c_str(), search.c_str(),
               describe_device(session.device).c_str(), static_cast<long long>(workers));
   std::fflush(stdout);
-  const int signal_number = wait_for_stop_signal([&] { return !server.running(); });
+  const int signal_number = wait_for_stop_signal(
+      [&] { return !server.running(); },
+      [&] {
+        const auto error = server.reload_keys();
+        if (error.empty()) {
+          std::cerr << "nmt serve: SIGHUP: API keys read again from "
+                    << serve_options.access.key_file << std::endl;
+        } else {
+          std::cerr << "nmt serve: SIGHUP: the old API keys stay: " << error << std::endl;
+        }
+      });
   if (signal_number == 0) throw Error("nmt serve: the server stopped unexpectedly");
   std::cerr << "nmt serve: signal " << signal_number
             << ": not accepting new connections; answering " << server.stats().queued

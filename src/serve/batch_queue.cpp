@@ -1,6 +1,7 @@
 #include "serve/batch_queue.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <iterator>
 #include <string>
@@ -161,6 +162,7 @@ void BatchQueue::decode(Translator& translator, std::vector<std::unique_ptr<Job>
   }
   const size_t texts = lines.size();
   std::vector<TranslationResult> results;
+  const auto start = std::chrono::steady_clock::now();
   try {
     translator.set_config(batch.front()->decode);
     results = translator.translate_encoded(std::move(lines));
@@ -179,6 +181,11 @@ void BatchQueue::decode(Translator& translator, std::vector<std::unique_ptr<Job>
     stats_.decoding -= 1;
     stats_.requests += static_cast<int64_t>(batch.size());
     stats_.texts += static_cast<int64_t>(texts);
+  }
+  if (options_.on_batch) {
+    options_.on_batch(
+        static_cast<int64_t>(texts),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   auto next = results.begin();
   for (auto& job : batch) {

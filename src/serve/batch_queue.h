@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,8 @@ struct BatchOptions {
   int64_t workers = 1;                     ///< decoding threads, each decoding one batch at a time
   int64_t threads = 0;  ///< intra-op threads of each decoding thread (0: leave as is)
   LanguageTags tags;    ///< a multilingual model's tags; each line names its target language
+  /// Called after each batch is decoded with its texts and seconds (the server's metrics).
+  std::function<void(int64_t texts, double seconds)> on_batch;
 };
 
 /// Counters for /health and tests.

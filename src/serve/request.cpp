@@ -13,13 +13,14 @@ using json = nlohmann::json;
 
 constexpr const char* kKnownFields =
     "text, beam, nbest, length_penalty, max_len_offset, no_repeat_ngram_size, "
-    "repetition_penalty, scores, alignment, prefix, constraints, tgt_lang, split, format, casing";
+    "repetition_penalty, scores, alignment, prefix, constraints, tgt_lang, split, format, casing, "
+    "api_key";
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
-/// Parses `body` as JSON, refusing nesting deeper than `max_depth` while it parses (a body of a
-/// million '[' never reaches the DOM).
-json parse_body(const std::string& body, int max_depth) {
+}  // namespace
+
+json parse_json_body(const std::string& body, int max_depth) {
   size_t bad_byte = 0;
   if (!valid_utf8(body, &bad_byte)) {
     throw bad_request("the body is not valid UTF-8 (byte " + std::to_string(bad_byte + 1) + ")");
@@ -36,6 +37,8 @@ json parse_body(const std::string& body, int max_depth) {
     throw bad_request(std::string("malformed JSON: ") + e.what());
   }
 }
+
+namespace {
 
 /// "tgt_lang": a non-empty string (whether the model has it is the server's to check).
 std::string language_field(const json& value) {
@@ -232,7 +235,7 @@ void check_beam_limit(const char* name, int64_t value, const ServeLimits& limits
 
 TranslateRequest parse_translate_request(const std::string& body, const DecodeConfig& defaults,
                                          const ServeLimits& limits, const TextOptions& text) {
-  const json root = parse_body(body, limits.max_json_depth);
+  const json root = parse_json_body(body, limits.max_json_depth);
   if (!root.is_object()) throw bad_request("the body must be a JSON object with a \"text\" field");
   TranslateRequest request;
   request.decode = defaults;
@@ -263,6 +266,8 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
       request.alignment = value.get<bool>();
     } else if (key == "tgt_lang") {
       request.tgt_lang = language_field(value);
+    } else if (key == "api_key") {
+      continue;  // the server's access control reads it
     } else if (key == "prefix" || key == "constraints" || key == "split" || key == "format" ||
                key == "casing") {
       continue;  // read after the others
@@ -281,7 +286,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
 
 AttentionRequest parse_attention_request(const std::string& body, const ModelConfig& model,
                                          const ServeLimits& limits) {
-  const json root = parse_body(body, limits.max_json_depth);
+  const json root = parse_json_body(body, limits.max_json_depth);
   if (!root.is_object() || !root.contains("text") || !root["text"].is_string()) {
     throw bad_request("the body must be a JSON object with a \"text\" string");
   }
@@ -295,8 +300,11 @@ AttentionRequest parse_attention_request(const std::string& body, const ModelCon
       request.view.head = integer_field(value, key);
     } else if (key == "tgt_lang") {
       request.tgt_lang = language_field(value);
+    } else if (key == "api_key") {
+      continue;  // the server's access control reads it
     } else {
-      throw bad_request("unknown field \"" + key + "\" (known: text, layer, head, tgt_lang)");
+      throw bad_request("unknown field \"" + key +
+                        "\" (known: text, layer, head, tgt_lang, api_key)");
     }
   }
   try {
@@ -308,7 +316,7 @@ AttentionRequest parse_attention_request(const std::string& body, const ModelCon
 }
 
 ScoreRequest parse_score_request(const std::string& body, const ServeLimits& limits) {
-  const json root = parse_body(body, limits.max_json_depth);
+  const json root = parse_json_body(body, limits.max_json_depth);
   if (!root.is_object()) throw bad_request("the body must be a JSON object with \"src\", \"tgt\"");
   ScoreRequest request;
   for (const auto& [key, value] : root.items()) {
@@ -318,8 +326,10 @@ ScoreRequest parse_score_request(const std::string& body, const ServeLimits& lim
       request.tgt = text_field(value, limits);
     } else if (key == "tgt_lang") {
       request.tgt_lang = language_field(value);
+    } else if (key == "api_key") {
+      continue;  // the server's access control reads it
     } else {
-      throw bad_request("unknown field \"" + key + "\" (known: src, tgt, tgt_lang)");
+      throw bad_request("unknown field \"" + key + "\" (known: src, tgt, tgt_lang, api_key)");
     }
   }
   if (!root.contains("src") || !root.contains("tgt")) {

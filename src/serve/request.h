@@ -33,12 +33,20 @@ struct ServeLimits {
 /// the field and says what would be valid.
 class RequestError : public Error {
  public:
-  RequestError(int status, const std::string& message) : Error(message), status_(status) {}
+  RequestError(int status, const std::string& message, int retry_after_s = 0)
+      : Error(message), status_(status), retry_after_s_(retry_after_s) {}
   int status() const { return status_; }
+  /// Seconds the client should wait before it retries (a Retry-After header), 0: none said.
+  int retry_after_s() const { return retry_after_s_; }
 
  private:
   int status_;
+  int retry_after_s_;
 };
+
+/// Parses a request body as JSON, refusing nesting deeper than `max_depth` while it parses (a
+/// body of a million '[' never reaches the DOM): a RequestError 400 saying what is wrong.
+nlohmann::json parse_json_body(const std::string& body, int max_depth);
 
 /// A checked POST /translate request.
 struct TranslateRequest {

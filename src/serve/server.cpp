@@ -3,32 +3,28 @@
 #include "core/error.h"
 #include "core/languages.h"
 
-#if NMT_HAVE_HTTPLIB
+#if NMT_HAVE_HTTP
 
-#include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <thread>
+#include <optional>
 #include <utility>
 
 #include "decode/alignment.h"
 #include "decode/attention_svg.h"
 #include "decode/evaluation.h"
 #include "nmt/page.h"
+#include "serve/http_server.h"
+#include "serve/metrics.h"
 
 namespace nmt {
 
 namespace {
 
 using json = nlohmann::json;
-constexpr const char* kJson = "application/json";
 
 /// The model's language pairs for /info: ["en-de", "en-fr"].
 json pair_names(const DataConfig& data) {
@@ -37,70 +33,81 @@ json pair_names(const DataConfig& data) {
   return names;
 }
 
-/// The batching options with the served model's language tags.
-BatchOptions with_tags(BatchOptions options, const ServedModel& served) {
-  options.tags = LanguageTags(served.config.data, served.tokenizer);
-  return options;
-}
-/// Connections waiting to be accepted. httplib's compiled-in backlog of 5 drops connections (the
-/// client retries a second later) when a few dozen clients connect at once.
-constexpr int kListenBacklog = 128;
-
 std::string dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-void send_error(httplib::Response& res, int status, const std::string& message) {
+/// A JSON error response; a 503 or 429 says when to retry, a 401 how to authenticate.
+HttpResponse error_response(int status, const std::string& message, int retry_after_s = 0) {
+  HttpResponse res;
   res.status = status;
-  res.set_content(error_body(message), kJson);
+  res.body = error_body(message);
+  if (status == 503 && retry_after_s == 0) retry_after_s = 1;
+  if (retry_after_s > 0) res.headers.emplace_back("Retry-After", std::to_string(retry_after_s));
+  if (status == 401) res.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return res;
 }
 
-/// Messages for the errors httplib detects before a handler runs.
-std::string status_text(int status) {
-  switch (status) {
-    case 400:
-      return "bad request (malformed HTTP)";
-    case 413:
-      return "the request is too large";
-    case 414:
-      return "the request line is too long";
-    default:
-      return "HTTP status " + std::to_string(status);
-  }
+HttpResponse error_response(const RequestError& e) {
+  return error_response(e.status(), e.what(), e.retry_after_s());
 }
 
-/// Whether `sock` is a listening TCP socket bound to `port`: the socket the socket options
-/// callback was handed is the one httplib listens on (if a newer httplib broke that, every
-/// server start would say so instead of widening some other socket's backlog).
-bool listens_on(int sock, int port) {
-  int accepting = 0;
-  socklen_t length = sizeof accepting;
-  sockaddr_storage address{};
-  socklen_t address_length = sizeof address;
-  if (sock < 0 || ::getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) != 0 ||
-      accepting == 0 ||
-      ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &address_length) != 0) {
-    return false;
-  }
-  const auto bound = address.ss_family == AF_INET6
-                         ? reinterpret_cast<const sockaddr_in6&>(address).sin6_port
-                         : reinterpret_cast<const sockaddr_in&>(address).sin_port;
-  return ntohs(bound) == port;
+HttpResponse json_response(const json& value, int64_t texts = 0) {
+  HttpResponse res;
+  res.body = dump(value);
+  res.texts = texts;
+  return res;
 }
 
 /// The one method a known route answers, or nullptr for an unknown route.
 const char* allowed_method(const std::string& path) {
   if (path == "/translate" || path == "/attention" || path == "/score") return "POST";
-  if (path == "/" || path == "/health" || path == "/info") return "GET";
+  if (path == "/" || path == "/health" || path == "/info" || path == "/metrics") return "GET";
   return nullptr;
 }
 
+/// The metrics' route label: a known route, else "other" (a client never makes a label).
+std::string route_label(const std::string& path) {
+  return allowed_method(path) != nullptr ? path : "other";
+}
+
+/// Characters (code points) of the texts a request carries, for the per-key budgets.
+int64_t characters(const std::vector<std::string>& texts) {
+  int64_t count = 0;
+  for (const auto& text : texts) {
+    for (const char c : text) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }
+  return count;
+}
+
 /// The page may load nothing from elsewhere and be framed by no other site.
-void set_page_headers(httplib::Response& res) {
-  res.set_header("Content-Security-Policy",
-                 "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                 "img-src blob:; connect-src 'self'; frame-ancestors 'none'");
-  res.set_header("X-Content-Type-Options", "nosniff");
+HttpResponse page() {
+  HttpResponse res;
+  res.content_type = "text/html; charset=utf-8";
+  res.body = kPageHtml;
+  res.headers = {{"Content-Security-Policy",
+                  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                  "img-src blob:; connect-src 'self'; frame-ancestors 'none'"},
+                 {"X-Content-Type-Options", "nosniff"}};
+  return res;
+}
+
+HttpOptions http_options(const ServeOptions& options) {
+  HttpOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.handler_threads = options.http_threads;
+  http.header_timeout = std::chrono::seconds(options.header_timeout_s);
+  http.body_timeout = std::chrono::seconds(options.body_timeout_s);
+  http.write_timeout = std::chrono::seconds(options.body_timeout_s);
+  http.keep_alive = std::chrono::seconds(options.keep_alive_s);
+  http.keep_alive_requests = options.keep_alive_requests;
+  http.max_body_bytes = options.limits.max_body_bytes;
+  http.max_connections = options.max_connections;
+  http.max_client_connections = options.max_client_connections;
+  http.tls_cert = options.tls_cert;
+  http.tls_key = options.tls_key;
+  return http;
 }
 
 }  // namespace
@@ -111,7 +118,9 @@ struct TranslationServer::Impl {
   Impl(ServedModel served_model, ServeOptions serve_options)
       : served(std::move(served_model)),
         options(std::move(serve_options)),
-        queue(served.model, served.tokenizer, served.device, with_tags(options.batching, served)) {
+        access(options.access),
+        queue(served.model, served.tokenizer, served.device, batching()),
+        http(http_options(options), handlers()) {
     if (!options.text.words) options.text.words = served.tokenizer.word_casing();
     if (options.text.max_pieces == 0) {
       options.text.max_pieces = segment_limit(served.model, served.config.data.max_len,
@@ -119,11 +128,24 @@ struct TranslationServer::Impl {
     }
   }
 
-  void configure();
-  void translate(const httplib::Request& req, httplib::Response& res,
-                 const httplib::ContentReader& reader);
-  void attention(const httplib::Request& req, httplib::Response& res);
-  void score(const httplib::Request& req, httplib::Response& res);
+  /// The batching options with the served model's language tags and the metrics' hook.
+  BatchOptions batching() {
+    auto batch = options.batching;
+    batch.tags = LanguageTags(served.config.data, served.tokenizer);
+    batch.on_batch = [this](int64_t texts, double seconds) { metrics.batch(texts, seconds); };
+    return batch;
+  }
+  HttpHandlers handlers();
+  /// A request from its headers: routing errors, the GET routes, and the caller's key and
+  /// request budget when the headers show them.
+  std::optional<HttpResponse> from_headers(const HttpRequest& req);
+  /// A whole POST request.
+  HttpResponse handle(const HttpRequest& req);
+  /// Who sent the request (its key, or its address without keys), with one request charged.
+  Caller admit(const HttpRequest& req, const std::string& body);
+  HttpResponse translate(const std::string& body, const Caller& caller);
+  HttpResponse attention(const std::string& body, const Caller& caller);
+  HttpResponse score(const std::string& body, const Caller& caller);
   /// Each text's "prefix" and "constraints" (encode_guide, check_guide): a RequestError 400
   /// naming the text when one cannot be encoded or does not fit its output.
   void add_guides(std::vector<SourceLine>& lines, const TranslateRequest& request) const;
@@ -133,91 +155,100 @@ struct TranslationServer::Impl {
                                                  const LineEncoder& encode,
                                                  const std::function<Translator&()>& attention_of);
   json info() const;
+  json health() const;
   /// The target language of a request: its "tgt_lang", else serve --tgt-lang, else the model's
   /// only one; a 400 naming the model's pairs when it was not trained for it or none is chosen.
   std::string target_of(const std::string& requested) const;
 
   ServedModel served;
   ServeOptions options;
+  ServeMetrics metrics;
+  AccessControl access;
   BatchQueue queue;
-  httplib::Server http;
-  int listen_socket = -1;  ///< the listening socket, as httplib handed it to the socket options
-  std::thread listener;
-  std::atomic<bool> listening{false};
+  HttpServer http;
 };
 
-void TranslationServer::Impl::configure() {
-  const int threads = options.http_threads;
-  // httplib takes ownership of the TaskQueue it is given (its API: a raw pointer).
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
-  http.set_read_timeout(options.read_timeout_s, 0);
-  http.set_write_timeout(options.read_timeout_s, 0);
-  http.set_keep_alive_timeout(options.keep_alive_s);
-  http.set_keep_alive_max_count(size_t(options.keep_alive_requests));
-  http.set_payload_max_length(options.limits.max_body_bytes);
-  http.set_tcp_nodelay(true);
-  // The one public way to the socket httplib listens on: the socket options callback, called
-  // on it before bind_to_port binds it (and on each address it tries first).
-  http.set_socket_options([this](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listen_socket = sock;
-  });
-  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const char* allowed = allowed_method(req.path);
-    if (allowed == nullptr) {
-      send_error(res, 404,
-                 "no route " + req.path +
-                     " (routes: GET /, POST /translate, POST /score, POST /attention, GET /health, "
-                     "GET /info)");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    const bool head = req.method == "HEAD" && std::string(allowed) == "GET";
-    if (req.method != allowed && !head) {
-      res.set_header("Allow", allowed);
-      send_error(res, 405, req.method + " " + req.path + " is not allowed (use " + allowed + ")");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+HttpHandlers TranslationServer::Impl::handlers() {
+  HttpHandlers handlers;
+  handlers.headers = [this](const HttpRequest& req) { return from_headers(req); };
+  handlers.handle = [this](const HttpRequest& req) { return handle(req); };
+  handlers.error = [](int status, const std::string& message) {
+    return error_response(status, message);
+  };
+  handlers.sent = [this](const HttpRequest& req, const HttpResponse& res) {
+    if (res.status == 401) metrics.rejected("key");
+    if (res.status == 429) metrics.rejected("rate");
+    metrics.answered(route_label(req.path), res.status, res.texts);
+  };
+  handlers.rejected = [this](Rejection reason) { metrics.rejected(rejection_name(reason)); };
+  return handlers;
+}
+
+std::optional<HttpResponse> TranslationServer::Impl::from_headers(const HttpRequest& req) {
+  const char* allowed = allowed_method(req.path);
+  if (allowed == nullptr) {
+    return error_response(404, "no route " + req.path +
+                                   " (routes: GET /, POST /translate, POST /score, POST "
+                                   "/attention, GET /health, GET /info, GET /metrics)");
+  }
+  const bool head = req.method == "HEAD" && std::string(allowed) == "GET";
+  if (req.method != allowed && !head) {
+    auto res =
+        error_response(405, req.method + " " + req.path + " is not allowed (use " + allowed + ")");
+    res.headers.emplace_back("Allow", allowed);
+    return res;
+  }
+  if (req.path == "/health") return json_response(health());
+  if (req.path == "/info") return json_response(info());
+  if (req.path == "/") return page();
+  if (req.path == "/metrics") {
+    HttpResponse res;
+    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
     const auto stats = queue.stats();
-    res.set_content(dump({{"status", "ok"},
-                          {"queued", stats.queued},
-                          {"requests", stats.requests},
-                          {"texts", stats.texts},
-                          {"batches", stats.batches},
-                          {"decoding", stats.decoding}}),
-                    kJson);
-  });
-  http.Get("/info", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(dump(info()), kJson);
-  });
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    set_page_headers(res);
-    res.set_content(kPageHtml, "text/html; charset=utf-8");
-  });
-  http.Post("/score",
-            [this](const httplib::Request& req, httplib::Response& res) { score(req, res); });
-  http.Post("/attention",
-            [this](const httplib::Request& req, httplib::Response& res) { attention(req, res); });
-  http.Post("/translate",
-            [this](const httplib::Request& req, httplib::Response& res,
-                   const httplib::ContentReader& reader) { translate(req, res, reader); });
-  // Errors the library answers itself (a bad request line, a body above the limit) get a
-  // JSON body too.
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) res.set_content(error_body(status_text(res.status)), kJson);
-  });
-  http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          send_error(res, 500, std::string("internal error: ") + e.what());
-        } catch (...) {
-          send_error(res, 500, "internal error");
-        }
-      });
+    const auto load = http.load();
+    res.body = metrics.text({stats.queued, stats.decoding, load.connections, load.busy});
+    return res;
+  }
+  // A key in the headers, or none needed: the caller is known before the body is read.
+  if (!access.keys_required() || !req.header("Authorization").empty()) {
+    try {
+      admit(req, "");
+    } catch (const RequestError& e) {
+      return error_response(e);
+    }
+  }
+  return std::nullopt;
+}
+
+Caller TranslationServer::Impl::admit(const HttpRequest& req, const std::string& body) {
+  const auto caller = access.identify(
+      access.keys_required() ? presented_key(req.header("Authorization"), body) : "", req.client);
+  access.charge_request(caller);
+  return caller;
+}
+
+HttpResponse TranslationServer::Impl::handle(const HttpRequest& req) {
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse res;
+  try {
+    // The key was in the body ("api_key"), or the caller was admitted from the headers.
+    const bool from_body = access.keys_required() && req.header("Authorization").empty();
+    const auto caller =
+        from_body ? admit(req, req.body)
+                  : access.identify(presented_key(req.header("Authorization"), ""), req.client);
+    if (req.path == "/translate") {
+      res = translate(req.body, caller);
+    } else if (req.path == "/attention") {
+      res = attention(req.body, caller);
+    } else {
+      res = score(req.body, caller);
+    }
+  } catch (const RequestError& e) {
+    res = error_response(e);
+  }
+  metrics.latency(req.path,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return res;
 }
 
 void TranslationServer::Impl::add_guides(std::vector<SourceLine>& lines,
@@ -265,123 +296,97 @@ std::vector<TranslationResult> TranslationServer::Impl::translate_texts(
   });
 }
 
-void TranslationServer::Impl::translate(const httplib::Request&, httplib::Response& res,
-                                        const httplib::ContentReader& reader) {
+HttpResponse TranslationServer::Impl::translate(const std::string& body, const Caller& caller) {
   const auto& limits = options.limits;
-  try {
-    std::string body;
-    bool too_large = false;
-    const bool complete = reader([&](const char* data, size_t length) {
-      if (body.size() + length > limits.max_body_bytes) {
-        too_large = true;
-        return false;  // stop reading
-      }
-      body.append(data, length);
-      return true;
-    });
-    if (too_large || res.status == 413) {
-      throw RequestError(413, "the body is larger than this server's limit of " +
-                                  std::to_string(limits.max_body_bytes) +
-                                  " bytes (--max-body-bytes)");
+  const auto request = parse_translate_request(body, served.config.decode, limits, options.text);
+  access.charge_characters(caller, characters(request.texts));
+  const std::string tgt_lang = target_of(request.tgt_lang);
+  const auto encode = [&](const std::string& text, size_t number) {
+    auto line = encode_line(served.tokenizer, served.model, text, number);
+    line.tgt_lang = tgt_lang;
+    return line;
+  };
+  // One teacher-forced pass per aligned hypothesis, on this thread (the model is only read).
+  std::unique_ptr<Translator> aligner;
+  const auto attention_of = [&]() -> Translator& {
+    if (!aligner) {
+      aligner = std::make_unique<Translator>(served.model, served.tokenizer, served.config.decode,
+                                             served.device);
+      aligner->set_log(nullptr);
+      aligner->set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
     }
-    if (!complete) throw RequestError(400, "the body could not be read (cut short or too slow)");
-    const auto request = parse_translate_request(body, served.config.decode, limits, options.text);
-    const std::string tgt_lang = target_of(request.tgt_lang);
-    const auto encode = [&](const std::string& text, size_t number) {
-      auto line = encode_line(served.tokenizer, served.model, text, number);
-      line.tgt_lang = tgt_lang;
-      return line;
-    };
-    // One teacher-forced pass per aligned hypothesis, on this thread (the model is only read).
-    std::unique_ptr<Translator> aligner;
-    const auto attention_of = [&]() -> Translator& {
-      if (!aligner) {
-        aligner = std::make_unique<Translator>(served.model, served.tokenizer, served.config.decode,
-                                               served.device);
-        aligner->set_log(nullptr);
-        aligner->set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
-      }
-      return *aligner;
-    };
-    std::vector<TranslationResult> results;
-    std::vector<std::vector<std::string>> alignments;
-    if (request.text) {
-      results = translate_texts(request, tgt_lang, encode, attention_of);
-    } else {
-      auto lines = encode_texts(request.texts, encode);
-      add_guides(lines, request);
-      if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
-    }
-    if (request.alignment) {
-      for (size_t i = 0; i < results.size(); ++i) {
-        alignments.emplace_back();
-        for (const auto& hypothesis : results[i].nbest) {
-          alignments.back().push_back(hypothesis.tokens.empty()
-                                          ? ""
-                                          : pharaoh(align_words(attention_of().attention(
-                                                request.texts[i], hypothesis.tokens))));
-        }
-      }
-    }
-    res.status = 200;
-    res.set_content(dump(translation_response(results, request, alignments)), kJson);
-  } catch (const RequestError& e) {
-    if (e.status() == 503) res.set_header("Retry-After", "1");
-    send_error(res, e.status(), e.what());
+    return *aligner;
+  };
+  std::vector<TranslationResult> results;
+  std::vector<std::vector<std::string>> alignments;
+  if (request.text) {
+    results = translate_texts(request, tgt_lang, encode, attention_of);
+  } else {
+    auto lines = encode_texts(request.texts, encode);
+    add_guides(lines, request);
+    if (!lines.empty()) results = queue.submit(std::move(lines), request.decode).get();
   }
+  if (request.alignment) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      alignments.emplace_back();
+      for (const auto& hypothesis : results[i].nbest) {
+        alignments.back().push_back(hypothesis.tokens.empty()
+                                        ? ""
+                                        : pharaoh(align_words(attention_of().attention(
+                                              request.texts[i], hypothesis.tokens))));
+      }
+    }
+  }
+  return json_response(translation_response(results, request, alignments),
+                       static_cast<int64_t>(request.texts.size()));
 }
 
-void TranslationServer::Impl::attention(const httplib::Request& req, httplib::Response& res) {
-  try {
-    const auto request =
-        parse_attention_request(req.body, served.model.front()->config(), options.limits);
-    const std::string tgt_lang = target_of(request.tgt_lang);
-    auto lines = encode_texts({request.text}, [&](const std::string& text, size_t number) {
-      auto line = encode_line(served.tokenizer, served.model, text, number);
-      line.tgt_lang = tgt_lang;
-      return line;
-    });
-    const auto results = queue.submit(std::move(lines), served.config.decode).get();
-    const auto& result = results.front();
-    if (!result.ok()) throw RequestError(400, *result.error);
-    if (result.nbest.empty() || result.nbest.front().tokens.empty()) {
-      throw RequestError(400, "the text or its translation is empty: no attention to draw");
-    }
-    // One teacher-forced pass over the translation, on this thread (the model is only read).
-    Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
-    translator.set_log(nullptr);
-    translator.set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
-    const auto map = translator.attention(request.text, result.nbest.front().tokens, request.view);
-    res.status = 200;
-    res.set_content(attention_svg(map), "image/svg+xml");
-  } catch (const RequestError& e) {
-    if (e.status() == 503) res.set_header("Retry-After", "1");
-    send_error(res, e.status(), e.what());
+HttpResponse TranslationServer::Impl::attention(const std::string& body, const Caller& caller) {
+  const auto request =
+      parse_attention_request(body, served.model.front()->config(), options.limits);
+  access.charge_characters(caller, characters({request.text}));
+  const std::string tgt_lang = target_of(request.tgt_lang);
+  auto lines = encode_texts({request.text}, [&](const std::string& text, size_t number) {
+    auto line = encode_line(served.tokenizer, served.model, text, number);
+    line.tgt_lang = tgt_lang;
+    return line;
+  });
+  const auto results = queue.submit(std::move(lines), served.config.decode).get();
+  const auto& result = results.front();
+  if (!result.ok()) throw RequestError(400, *result.error);
+  if (result.nbest.empty() || result.nbest.front().tokens.empty()) {
+    throw RequestError(400, "the text or its translation is empty: no attention to draw");
   }
+  // One teacher-forced pass over the translation, on this thread (the model is only read).
+  Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
+  translator.set_log(nullptr);
+  translator.set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
+  const auto map = translator.attention(request.text, result.nbest.front().tokens, request.view);
+  HttpResponse res;
+  res.content_type = "image/svg+xml";
+  res.body = attention_svg(map);
+  res.texts = 1;
+  return res;
 }
 
-void TranslationServer::Impl::score(const httplib::Request& req, httplib::Response& res) {
-  try {
-    const auto request = parse_score_request(req.body, options.limits);
-    const auto examples = encode_pairs(served.tokenizer, request.src, request.tgt,
-                                       LanguageTags(served.config.data, served.tokenizer),
-                                       target_of(request.tgt_lang));
-    std::vector<SentenceScore> scores;
-    try {  // teacher forcing on this thread, as nmt score does (the model is only read)
-      scores = teacher_forced_scores(served.model, examples, served.config.decode.batch_tokens,
-                                     served.device);
-    } catch (const Error& e) {
-      throw RequestError(400, e.what());  // a pair longer than the model reads
-    }
-    json out = json::array();
-    for (const auto& s : scores) {
-      out.push_back({{"log_prob", s.log_prob}, {"mean", s.mean()}, {"tokens", s.tokens}});
-    }
-    res.status = 200;
-    res.set_content(dump({{"scores", std::move(out)}}), kJson);
-  } catch (const RequestError& e) {
-    send_error(res, e.status(), e.what());
+HttpResponse TranslationServer::Impl::score(const std::string& body, const Caller& caller) {
+  const auto request = parse_score_request(body, options.limits);
+  access.charge_characters(caller, characters(request.src) + characters(request.tgt));
+  const auto examples =
+      encode_pairs(served.tokenizer, request.src, request.tgt,
+                   LanguageTags(served.config.data, served.tokenizer), target_of(request.tgt_lang));
+  std::vector<SentenceScore> scores;
+  try {  // teacher forcing on this thread, as nmt score does (the model is only read)
+    scores = teacher_forced_scores(served.model, examples, served.config.decode.batch_tokens,
+                                   served.device);
+  } catch (const Error& e) {
+    throw RequestError(400, e.what());  // a pair longer than the model reads
   }
+  json out = json::array();
+  for (const auto& s : scores) {
+    out.push_back({{"log_prob", s.log_prob}, {"mean", s.mean()}, {"tokens", s.tokens}});
+  }
+  return json_response({{"scores", std::move(out)}}, static_cast<int64_t>(request.src.size()));
 }
 
 std::string TranslationServer::Impl::target_of(const std::string& requested) const {
@@ -392,6 +397,12 @@ std::string TranslationServer::Impl::target_of(const std::string& requested) con
   } catch (const Error& e) {
     throw RequestError(400, e.what());
   }
+}
+
+json TranslationServer::Impl::health() const {
+  const auto stats = queue.stats();
+  return {{"status", "ok"},       {"queued", stats.queued},   {"requests", stats.requests},
+          {"texts", stats.texts}, {"batches", stats.batches}, {"decoding", stats.decoding}};
 }
 
 json TranslationServer::Impl::info() const {
@@ -415,6 +426,8 @@ json TranslationServer::Impl::info() const {
             {"max_text_bytes", options.limits.max_text_bytes},
             {"max_texts", options.limits.max_texts},
             {"max_beam", options.limits.max_beam}}},
+          {"access",
+           {{"keys", access.keys_required()}, {"req_limit", options.access.requests_per_minute}}},
           {"batching",
            {{"max_batch_tokens", options.batching.max_batch_tokens},
             {"max_wait_ms", options.batching.max_wait.count()},
@@ -423,69 +436,40 @@ json TranslationServer::Impl::info() const {
 }
 
 TranslationServer::TranslationServer(ServedModel served, ServeOptions options)
-    : impl_(std::make_unique<Impl>(std::move(served), std::move(options))) {
-  impl_->configure();
-}
+    : impl_(std::make_unique<Impl>(std::move(served), std::move(options))) {}
 
 TranslationServer::~TranslationServer() { stop(); }
 
 int TranslationServer::start() {
-  if (impl_->listener.joinable()) throw Error("the server has already been started");
   // A client closing its connection early must not end the server with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
-  const auto& host = impl_->options.host;
-  int port = impl_->options.port;
-  if (port == 0) {
-    port = impl_->http.bind_to_any_port(host);
-  } else if (!impl_->http.bind_to_port(host, port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    throw Error("cannot listen on " + host + ":" + std::to_string(impl_->options.port) +
-                " (the port is in use, or the host is not an address of this machine)");
-  }
-  // A second listen() on a listening socket only changes its backlog (POSIX).
-  if (!listens_on(impl_->listen_socket, port) ||
-      ::listen(impl_->listen_socket, kListenBacklog) != 0) {
-    throw Error("cannot widen the accept backlog of " + host + ":" + std::to_string(port) +
-                ": this cpp-httplib (" + std::string(CPPHTTPLIB_VERSION) +
-                ") did not pass its listening socket to the socket options callback, as 0.11 "
-                "does");
-  }
-  impl_->listening = true;
-  impl_->listener = std::thread([impl = impl_.get()] {
-    impl->http.listen_after_bind();
-    impl->listening = false;
-  });
-  return port;
+  return impl_->http.start();
 }
 
 void TranslationServer::stop() {
   impl_->queue.flush();
-  // httplib's stop() does nothing until its accept loop runs: repeat until the loop has ended.
-  // The loop then waits for the connections it accepted, whose requests the queue answers.
-  while (impl_->listening) {
-    impl_->http.stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (impl_->listener.joinable()) impl_->listener.join();
+  impl_->http.stop();  // answers the requests already in (the queue decodes them)
   impl_->queue.close();
 }
 
-bool TranslationServer::running() const { return impl_->listening; }
+bool TranslationServer::running() const { return impl_->http.running(); }
+
+bool TranslationServer::tls() const { return impl_->http.tls(); }
 
 BatchStats TranslationServer::stats() const { return impl_->queue.stats(); }
 
+std::string TranslationServer::reload_keys() { return impl_->access.reload(); }
+
 }  // namespace nmt
 
-#else  // built without cpp-httplib
+#else  // built without Boost.Beast or OpenSSL
 
 namespace nmt {
 
 void require_http_server() {
   throw Error(
-      "this nmt was built without cpp-httplib, which nmt serve needs: install it "
-      "(apt-get install libcpp-httplib-dev, or run scripts/setup.sh) and rebuild");
+      "this nmt was built without Boost.Beast and OpenSSL, which nmt serve needs: install them "
+      "(apt-get install libboost-dev libssl-dev, or run scripts/setup.sh) and rebuild");
 }
 
 struct TranslationServer::Impl {};
@@ -495,7 +479,9 @@ TranslationServer::~TranslationServer() = default;
 int TranslationServer::start() { return -1; }
 void TranslationServer::stop() {}
 bool TranslationServer::running() const { return false; }
+bool TranslationServer::tls() const { return false; }
 BatchStats TranslationServer::stats() const { return {}; }
+std::string TranslationServer::reload_keys() { return ""; }
 
 }  // namespace nmt
 

@@ -19,6 +19,9 @@ Checks, with a screenshot after each step in OUT:
   9. the Languages menu offers /info's targets; for a model of several (served without a
      default target, so that a request without "tgt_lang" fails), each chosen target gives
      /translate's answer with that "tgt_lang", and its attention map.
+  10. (--api-key KEY, alone: a server started with --api-keys) the page asks for a key: a line
+     translated without one, or with a wrong one, shows the 401 in words and asks again; with
+     KEY it shows /translate's answer, and after a reload it still has the key.
 With --only-languages, step 9 alone (tests/test_multilingual.cpp: a model of two targets).
 Exits 1 naming the first check that failed.
 """
@@ -41,9 +44,11 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 LINES = ["a dog runs .", "two men are playing football ."]
 
 
-def post(url, path, body):
-    request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+def post(url, path, body, key=None):
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), headers=headers)
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.load(response)
 
@@ -119,6 +124,34 @@ def check_languages(page, url, beam):
         page.screenshot("into_" + lang)
 
 
+def check_key(page, url, key, beam):
+    """Step 10: the key asked for once and kept for the session."""
+    check(page.by_id("key-form").is_displayed(), "the page does not ask for an API key")
+    page.screenshot("asks_for_key")
+    for typed in ("", "not-the-key-0123456789"):
+        if typed:
+            page.by_id("api-key").send_keys(typed, Keys.ENTER)
+            page.wait(lambda: not page.by_id("key-form").is_displayed(), "the key form to close")
+        page.translate(LINES)
+        error = page.by_id("error").text
+        check(error.startswith("401 a valid API key is needed"),
+              "with key %r the page shows %r" % (typed, error))
+        check(page.by_id("key-form").is_displayed(), "after a 401 the page does not ask again")
+    page.by_id("api-key").send_keys(key, Keys.ENTER)
+    expected = [t["text"] for t in post(url, "/translate", {
+        "text": LINES, "beam": beam, "nbest": 1, "scores": True}, key)["translations"]]
+    for when in ("with the key", "after a reload"):
+        if when == "after a reload":
+            page.driver.refresh()
+            page.wait(lambda: "Model:" in page.by_id("pair").text, "the model's description")
+            check(not page.by_id("key-form").is_displayed(), "after a reload the page asks again")
+        page.translate(LINES)
+        check(not page.by_id("error").text, "%s: %s" % (when, page.by_id("error").text))
+        check(page.outputs() == expected, "%s the page shows %s, /translate answers %s"
+              % (when, page.outputs(), expected))
+        page.screenshot("key_" + when.replace(" ", "_"))
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)
@@ -129,6 +162,7 @@ def main():
     parser.add_argument("--url", required=True)
     parser.add_argument("--out", required=True, help="screenshots go here")
     parser.add_argument("--only-languages", action="store_true", help="step 9 alone")
+    parser.add_argument("--api-key", help="step 10 alone, with this key")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     downloads = tempfile.mkdtemp(prefix="nmt_page_downloads_")
@@ -139,6 +173,11 @@ def main():
         page.wait(lambda: "Model:" in page.by_id("pair").text, "the model's description")
         beam = int(page.by_id("beam").get_attribute("value"))
         page.screenshot("loaded")
+        if args.api_key:
+            step = "10. the API key"
+            check_key(page, args.url, args.api_key, beam)
+            print("page_test: every key check passed; screenshots in " + args.out)
+            return 0
         if args.only_languages:
             step = "9. the target language"
             check_languages(page, args.url, beam)
