@@ -11,11 +11,19 @@
 #   scripts/ct2_check.sh compare    # scripts/ct2_compare.py: identical lines, BLEU, speed
 #   scripts/ct2_check.sh all        # build, export, translate, compare
 #
-# The build: CTranslate2 (CT2_REF, default v4.8.1) with -DWITH_MKL=OFF -DWITH_OPENBLAS=ON
-# -DWITH_RUY=ON -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON (no MKL, no DNNL, no CUDA): fp32 GEMMs go to
-# Debian's OpenBLAS (libopenblas-dev), int8 GEMMs to ruy, OpenMP is GCC's. Everything lands in
-# CT2_BUILD (default build-ct2/, git-ignored): src/ (the sources), cmake/ (the build tree),
-# install/ (bin/ct2-translator, lib/libctranslate2.so), logs/, models/<run>/, work/<run>/.
+# The build: CTranslate2 (CT2_REF, default v4.8.1) computing as one of its wheels does
+# (CT2_FLAVOR), no MKL (not in Debian's main archive), no CUDA, GCC's OpenMP, the CLI client:
+#   dnnl      (the default) what `pip install ctranslate2` computes with on x86-64: its wheel is
+#             built with MKL and oneDNN, and uses MKL only on a GenuineIntel CPU, so on others
+#             every float32 and int8 GEMM goes to oneDNN: -DWITH_DNNL=ON against Debian's
+#             libdnnl-dev 2.6.3. One source change: the oneDNN branch of src/ops/conv1d_cpu.cc
+#             (Whisper's convolution; translation never calls it) is written for oneDNN 3's
+#             API, so its other branch is taken (the build log records the change).
+#   openblas  the aarch64 wheel's: -DWITH_OPENBLAS=ON -DWITH_RUY=ON, float32 GEMMs to Debian's
+#             OpenBLAS (libopenblas-dev), int8 GEMMs to ruy.
+# Everything lands in CT2_BUILD (default build-ct2-<flavor>/, git-ignored): src/ (the sources),
+# cmake/ (the build tree), install/ (bin/ct2-translator, lib/libctranslate2.so), logs/,
+# models/<run>/, work/<run>/.
 # Missing Debian packages are installed with apt-get, as scripts/setup.sh does.
 #
 # Sources, with no network: CTranslate2 and the submodules its build adds, each exported with
@@ -49,7 +57,7 @@
 #   (every timed command), hyp/<system>.<tgt>.gz, then summary.json, table.md, differences.md.
 #
 # Environment: CKPT (default checkpoints/multi30k_en_de_window/averaged.pt), NMT (build/nmt),
-# CT2_BUILD (build-ct2), CT2_MIRRORS (/work/.mirror), CT2_SOURCE (a recursive clone; no mirrors),
+# CT2_FLAVOR (dnnl), CT2_BUILD (build-ct2-<flavor>), CT2_MIRRORS (/work/.mirror), CT2_SOURCE (a recursive clone; no mirrors),
 # CT2_REF (v4.8.1), THREADS (2), BEAM (5), BATCH_SIZE (CTranslate2 --batch_size, 32),
 # DATA_DIR (data/multi30k), SPLIT (test_2016_flickr), OUT, SPM_ENCODE / SPM_DECODE (spm_encode /
 # spm_decode). The goal (issue 58): float32 outputs identical to nmt's for >= 99% of the
@@ -58,7 +66,6 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-build=${CT2_BUILD:-build-ct2}
 mirrors=${CT2_MIRRORS:-/work/.mirror}
 ct2_ref=${CT2_REF:-v4.8.1}
 nmt=${NMT:-build/nmt}
@@ -70,10 +77,25 @@ data_dir=${DATA_DIR:-data/multi30k}
 split=${SPLIT:-test_2016_flickr}
 spm_encode=${SPM_ENCODE:-spm_encode}
 spm_decode=${SPM_DECODE:-spm_decode}
-src_tree=${CT2_SOURCE:-$build/src/CTranslate2}
-prefix=$(realpath -m "$build/install")  # absolute: it becomes the install prefix and RPATH
-ct2=$build/install/bin/ct2-translator  # relative when CT2_BUILD is (runs.tsv shows it)
-logs=$build/logs
+# The settings of one build flavor (see the top): flavor, ct2_cmake_flags, ct2_package, and the
+# paths build, src_tree, prefix, ct2 and logs. CT2_BUILD names the build of CT2_FLAVOR only.
+set_flavor() {
+  flavor=$1
+  case $flavor in
+    dnnl) ct2_cmake_flags=(-DWITH_DNNL=ON -DWITH_OPENBLAS=OFF -DWITH_RUY=OFF) ct2_package=libdnnl-dev ;;
+    openblas) ct2_cmake_flags=(-DWITH_DNNL=OFF -DWITH_OPENBLAS=ON -DWITH_RUY=ON)
+              ct2_package=libopenblas-dev ;;
+    *) echo "ct2_check: error: CT2_FLAVOR=$flavor: choose dnnl (the x86-64 wheel) or openblas" >&2
+       exit 2 ;;
+  esac
+  build=build-ct2-$flavor
+  [[ -n ${CT2_BUILD:-} && $flavor == "${CT2_FLAVOR:-dnnl}" ]] && build=$CT2_BUILD
+  src_tree=${CT2_SOURCE:-$build/src/CTranslate2}
+  prefix=$(realpath -m "$build/install")  # absolute: it becomes the install prefix and RPATH
+  ct2=$build/install/bin/ct2-translator  # relative when CT2_BUILD is (runs.tsv shows it)
+  logs=$build/logs
+}
+set_flavor "${CT2_FLAVOR:-dnnl}"
 # The submodules the CPU build adds (CMakeLists.txt: add_subdirectory, cli/CMakeLists.txt).
 submodules=(third_party/spdlog third_party/cpu_features third_party/ruy third_party/cxxopts)
 
@@ -187,15 +209,21 @@ stage_source() {
 }
 
 stage_build() {
-  install_missing build-essential cmake ninja-build git libopenblas-dev
+  install_missing build-essential cmake ninja-build git "$ct2_package"
   stage_source
   mkdir -p "$logs"
+  if [[ $flavor == dnnl ]] && grep -q '^#ifdef CT2_WITH_DNNL' "$src_tree/src/ops/conv1d_cpu.cc"; then
+    sed -i 's|^#ifdef CT2_WITH_DNNL|#if 0  // nmt ct2_check.sh: oneDNN 3 API; Debian has oneDNN 2.6|' \
+      "$src_tree/src/ops/conv1d_cpu.cc"
+    echo "ct2_check: src/ops/conv1d_cpu.cc: its oneDNN 3 branch left out (Whisper only)" |
+      tee "$logs/source_change.log"
+  fi
   local start
   start=$(date +%s)
   # Tests, benchmarks and tools of cpuinfo off: they would download googletest and benchmark.
   cmake -S "$src_tree" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_RPATH="$prefix/lib" \
-    -DWITH_MKL=OFF -DWITH_DNNL=OFF -DWITH_CUDA=OFF -DWITH_OPENBLAS=ON -DWITH_RUY=ON \
+    -DWITH_MKL=OFF -DWITH_CUDA=OFF "${ct2_cmake_flags[@]}" \
     -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON -DBUILD_TESTS=OFF \
     -DCPUINFO_BUILD_UNIT_TESTS=OFF -DCPUINFO_BUILD_MOCK_TESTS=OFF \
     -DCPUINFO_BUILD_BENCHMARKS=OFF -DCPUINFO_BUILD_TOOLS=OFF 2>&1 | tee "$logs/configure.log"
@@ -351,22 +379,22 @@ write_meta() {
   local sources=""
   [[ -f $build/src/sources.tsv ]] && sources=$build/src/sources.tsv
   NMT_SCRIPTS=$root/scripts /usr/bin/python3 - "$@" "$ckpt" "$split" "$data_dir" "$threads" "$beam" "$batch_size" \
-    "$ct2_ref" "$sources" "$("$nmt" --version 2>&1 | head -1)" <<'EOF'
+    "$ct2_ref" "$sources" "$("$nmt" --version 2>&1 | head -1)" "$flavor" "${ct2_cmake_flags[*]}" <<'EOF'
 import json, os, sys
 sys.path.insert(0, os.environ["NMT_SCRIPTS"])
 from host_info import host_info  # scripts/host_info.py
 (path, name, src_lang, tgt_lang, limit, ckpt, split, data_dir, threads, beam, batch_size, ct2_ref, sources,
- nmt_version) = sys.argv[1:]
+ nmt_version, flavor, flags) = sys.argv[1:]
 rows = [line.rstrip("\n").split("\t") for line in open(sources)] if sources else []
 json.dump({
     "run": name, "checkpoint": ckpt, "split": split, "data_dir": data_dir,
     "src_lang": src_lang, "tgt_lang": tgt_lang,
     "threads": int(threads), "beam": int(beam), "ct2_batch_size": int(batch_size),
     "max_decoding_length": int(limit), "length_penalty": 0,
-    "ctranslate2": {"ref": ct2_ref,
+    "ctranslate2": {"ref": ct2_ref, "flavor": flavor,
                     "sources": [{"path": p, "url": u, "commit": c} for p, u, c in rows],
-                    "cmake": "-DWITH_MKL=OFF -DWITH_DNNL=OFF -DWITH_CUDA=OFF -DWITH_OPENBLAS=ON "
-                             "-DWITH_RUY=ON -DOPENMP_RUNTIME=COMP -DBUILD_CLI=ON, Release"},
+                    "cmake": f"-DWITH_MKL=OFF -DWITH_CUDA=OFF {flags} -DOPENMP_RUNTIME=COMP "
+                             "-DBUILD_CLI=ON, Release"},
     "nmt": nmt_version, **host_info(),
     "env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
                                        "OMP_NUM_THREADS", "OMP_WAIT_POLICY") if k in os.environ},
