@@ -56,6 +56,15 @@ TEST(Int8, DequantizeRowsFollowsTheFormula) {
   cpu::dequantize_rows(sums.data_ptr<int32_t>(), 3, 7, row.data_ptr<float>(), col.data_ptr<float>(),
                        nullptr, y.data_ptr<float>());
   EXPECT_TRUE(torch::allclose(y, expected - bias, 1e-6, 1e-3));
+  // The activations' zero point, taken off each column before the scales.
+  const at::Tensor offsets = torch::randint(-5000, 5000, {7}, at::kInt);
+  cpu::dequantize_rows(sums.data_ptr<int32_t>(), 3, 7, row.data_ptr<float>(), col.data_ptr<float>(),
+                       bias.data_ptr<float>(), y.data_ptr<float>(), offsets.data_ptr<int32_t>());
+  const at::Tensor shifted = (sums - offsets).to(at::kFloat) * row.unsqueeze(1) * col;
+  EXPECT_TRUE(torch::allclose(y, shifted + bias, 1e-6, 1e-3));
+  cpu::dequantize_rows(sums.data_ptr<int32_t>(), 3, 7, row.data_ptr<float>(), col.data_ptr<float>(),
+                       nullptr, y.data_ptr<float>(), offsets.data_ptr<int32_t>());
+  EXPECT_TRUE(torch::allclose(y, shifted, 1e-6, 1e-3));
 }
 
 // Within the quantization error: each product term is off by at most half a step of either

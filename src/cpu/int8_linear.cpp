@@ -41,12 +41,19 @@ void quantize_rows(const float* x, int64_t rows, int64_t cols, int32_t qmax, int
 
 NMT_VECTOR_CLONES
 void dequantize_rows(const int32_t* sums, int64_t rows, int64_t cols, const float* row_scales,
-                     const float* col_scales, const float* bias, float* y) {
+                     const float* col_scales, const float* bias, float* y,
+                     const int32_t* col_offsets) {
   for (int64_t r = 0; r < rows; ++r) {
     const float s = row_scales[r];
     const int32_t* in = sums + r * cols;
     float* out = y + r * cols;
-    if (bias != nullptr) {
+    if (col_offsets != nullptr && bias != nullptr) {
+      for (int64_t c = 0; c < cols; ++c) {
+        out[c] = float(in[c] - col_offsets[c]) * s * col_scales[c] + bias[c];
+      }
+    } else if (col_offsets != nullptr) {
+      for (int64_t c = 0; c < cols; ++c) out[c] = float(in[c] - col_offsets[c]) * s * col_scales[c];
+    } else if (bias != nullptr) {
       for (int64_t c = 0; c < cols; ++c) out[c] = float(in[c]) * s * col_scales[c] + bias[c];
     } else {
       for (int64_t c = 0; c < cols; ++c) out[c] = float(in[c]) * s * col_scales[c];
@@ -100,10 +107,11 @@ std::string int8_describe() {
 struct Int8Linear::Impl {
   int64_t in = 0, out = 0;
   int32_t qmax = 127, zero_point = 128;
-  std::vector<float> col_scales;  ///< [out]
-  std::vector<float> bias;        ///< [out], or empty
-  dnnl::matmul matmul;            ///< for any number of rows
-  dnnl::memory weights;           ///< int8, in the layout the matmul wants
+  std::vector<float> col_scales;     ///< [out]
+  std::vector<float> bias;           ///< [out], or empty
+  std::vector<int32_t> col_offsets;  ///< [out]: zero_point · Σ_k q[out, k], the activations' shift
+  dnnl::matmul matmul;               ///< for any number of rows
+  dnnl::memory weights;              ///< int8, in the layout the matmul wants
 };
 
 Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int activation_bits)
@@ -131,6 +139,15 @@ Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int act
           int8_t(std::lround(std::clamp(wp[o * m.in + i] / s, -127.f, 127.f)));
     }
   }
+  // The activations are bytes shifted by zero_point: Σ_k (x_k + zp) q_k − zp · Σ_k q_k, the
+  // second term once here rather than a zero-point attribute that has oneDNN recompute it
+  // from the weights at every call (and keeps it off its fastest kernels).
+  m.col_offsets.assign(size_t(m.out), 0);
+  for (int64_t o = 0; o < m.out; ++o) {
+    int32_t sum = 0;
+    for (int64_t i = 0; i < m.in; ++i) sum += q[size_t(o * m.in + i)];
+    m.col_offsets[size_t(o)] = m.zero_point * sum;
+  }
   if (bias.defined()) {
     const at::Tensor b = bias.detach().to(at::kCPU, at::kFloat).contiguous();
     m.bias.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
@@ -140,10 +157,7 @@ Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int act
   const dnnl::memory::desc src({DNNL_RUNTIME_DIM_VAL, m.in}, dt::u8, tag::ab);
   const dnnl::memory::desc weights_any({m.in, m.out}, dt::s8, tag::any);
   const dnnl::memory::desc dst({DNNL_RUNTIME_DIM_VAL, m.out}, dt::s32, tag::ab);
-  dnnl::primitive_attr attr;
-  attr.set_zero_points(DNNL_ARG_SRC, /*mask=*/0, {DNNL_RUNTIME_S32_VAL});
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights_any, dst), attr,
-                                        cpu_engine());
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights_any, dst), cpu_engine());
   m.matmul = dnnl::matmul(pd);
   // The [out, in] rows as the matmul's [in, out] operand: format "ba", then its own layout.
   dnnl::memory plain({{m.in, m.out}, dt::s8, tag::ba}, cpu_engine(), q.data());
@@ -175,16 +189,13 @@ at::Tensor Int8Linear::forward(const at::Tensor& x) const {
   const auto& engine = cpu_engine();
   dnnl::memory src({{rows, m.in}, dt::u8, tag::ab}, engine, bytes.data_ptr());
   dnnl::memory dst({{rows, m.out}, dt::s32, tag::ab}, engine, sums.data_ptr());
-  int32_t zero_point = m.zero_point;
-  dnnl::memory zp({{1}, dt::s32, tag::x}, engine, &zero_point);
   dnnl::stream stream(engine);
-  m.matmul.execute(stream, {{DNNL_ARG_SRC, src},
-                            {DNNL_ARG_WEIGHTS, m.weights},
-                            {DNNL_ARG_DST, dst},
-                            {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp}});
+  m.matmul.execute(stream,
+                   {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, dst}});
   stream.wait();
   dequantize_rows(sums.data_ptr<int32_t>(), rows, m.out, row_scales.data(), m.col_scales.data(),
-                  m.bias.empty() ? nullptr : m.bias.data(), y.data_ptr<float>());
+                  m.bias.empty() ? nullptr : m.bias.data(), y.data_ptr<float>(),
+                  m.col_offsets.data());
   return y;
 }
 

@@ -59,8 +59,10 @@ class Int8Linear : public InferenceLinear {
 void quantize_rows(const float* x, int64_t rows, int64_t cols, int32_t qmax, int32_t zero_point,
                    uint8_t* out, float* scales);
 
-/// y[r, c] = sums[r, c] · row_scales[r] · col_scales[c] + bias[c] (bias may be null).
+/// y[r, c] = (sums[r, c] − col_offsets[c]) · row_scales[r] · col_scales[c] + bias[c] (bias and
+/// col_offsets may be null).
 void dequantize_rows(const int32_t* sums, int64_t rows, int64_t cols, const float* row_scales,
-                     const float* col_scales, const float* bias, float* y);
+                     const float* col_scales, const float* bias, float* y,
+                     const int32_t* col_offsets = nullptr);
 
 }  // namespace nmt::cpu
