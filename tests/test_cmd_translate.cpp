@@ -1,5 +1,8 @@
 // cli/cmd_translate.cpp: nmt translate end to end through the real binary.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -8,6 +11,8 @@
 #include <torch/torch.h>
 
 #include "cli_test_util.h"
+#include "core/config.h"
+#include "core/precision.h"
 #include "decode/translator.h"
 #include "decode_test_util.h"
 #include "test_util.h"
@@ -29,6 +34,38 @@ TEST(CmdTranslate, StdinKeepsLineOrderAndReportsBadLines) {
   Translator translator(model, test::fixture_tokenizer(), test::fixture_config().decode, at::kCPU);
   const auto expected = translator.translate({"a dog .", "", "a man ."});
   EXPECT_EQ(run.out, expected[0].best() + "\n\n\n" + expected[2].best() + "\n");
+}
+
+// Decoding keeps libgomp's default wait policy and starts once; training re-executes itself once
+// with OMP_WAIT_POLICY=PASSIVE (cli/runtime.h). strace shows the process's execve calls.
+TEST(CmdTranslate, DecodingStartsOnceWhereTrainingChoosesItsWaitPolicy) {
+  if (::access("/usr/bin/strace", X_OK) != 0) GTEST_SKIP() << "strace (scripts/setup.sh) missing";
+  const auto dir = test::temp_dir("translate_execs");
+  auto model = test::fixture_model(6);
+  save_checkpoint(dir / "m.pt", test::fixture_config(), model, test::fixture_tokenizer(), {});
+  Config config = test::tiny_config(dir / "run");
+  config.train.max_steps = 1;
+  config.train.precision = Precision::kFp32;
+  save_config(config, dir / "config.json");
+  const auto execs = [&](const std::string& args) {
+    const auto trace = dir / "trace";
+    const std::string command =
+        "env -u OMP_WAIT_POLICY -u NMT_NO_REEXEC -u NMT_CHOSEN_WAIT_POLICY /usr/bin/strace -f -qq "
+        "-e trace=execve -o " +
+        trace.string() + " " + NMT_BINARY + " " + args + " > " + (dir / "out").string() +
+        " 2>&1 < /dev/null";
+    EXPECT_EQ(std::system(command.c_str()), 0) << args << "\n" << read_text(dir / "out");
+    const auto lines = read_text(trace);
+    int count = 0;
+    for (size_t at = lines.find("execve("); at != std::string::npos;
+         at = lines.find("execve(", at + 1)) {
+      count += lines.compare(lines.find('\n', at) - 4, 4, " = 0") == 0;
+    }
+    return count;
+  };
+  EXPECT_EQ(execs("translate --device cpu --checkpoint " + (dir / "m.pt").string() + " 'a dog .'"),
+            1);
+  EXPECT_EQ(execs("train --config " + (dir / "config.json").string()), 2);
 }
 
 TEST(CmdTranslate, MissingCheckpointIsOneClearLine) {

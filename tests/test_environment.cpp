@@ -1,11 +1,13 @@
 // The environment every test's nmt children start in.
 //
-// nmt re-executes itself once at start-up to choose OpenMP's wait policy (cli/runtime.cpp: libgomp
-// reads OMP_WAIT_POLICY only when it loads), which doubles the start-up of each process: 0.7 s to
-// 1.4 s here, 2 s to 4 s under ASan, where start-up was most of the time the bad-input cases and
-// the other spawning tests took. The tests' children get PASSIVE, the policy nmt chooses for every
-// command but bf16 training on CPU, so they start once. A policy already in the environment wins;
-// CmdTrain.Bf16TrainingOnCpuRunsWithSpinningOpenMpThreads clears it to test the re-execution.
+// `nmt train` and `nmt bench` re-execute themselves once at start-up to choose OpenMP's wait
+// policy (cli/runtime.cpp: libgomp reads OMP_WAIT_POLICY only when it loads), which doubles the
+// start-up of each process: 0.7 s to 1.4 s here, 2 s to 4 s under ASan. The tests' children get
+// PASSIVE, the policy nmt chooses for those commands but bf16 training on CPU, so they start
+// once. A policy already in the environment wins;
+// CmdTrain.Bf16TrainingOnCpuRunsWithSpinningOpenMpThreads and
+// CmdTranslate.DecodingStartsOnceWhereTrainingChoosesItsWaitPolicy clear it to test the
+// re-execution.
 #include <cstdlib>
 
 namespace {
