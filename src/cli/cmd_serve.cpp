@@ -162,6 +162,10 @@ int run_serve(int argc, char** argv) {
   const int signal_number = wait_for_stop_signal(
       [&] { return !server.running(); },
       [&] {
+        if (serve_options.access.key_file.empty()) {
+          std::cerr << "nmt serve: SIGHUP: nothing to read again (no --api-keys)" << std::endl;
+          return;
+        }
         const auto error = server.reload_keys();
         if (error.empty()) {
           std::cerr << "nmt serve: SIGHUP: API keys read again from "

@@ -156,6 +156,23 @@ struct TranslationServer::Impl {
                                                  const std::function<Translator&()>& attention_of);
   json info() const;
   json health() const;
+  /// Encodes a request's texts for `tgt_lang` (a text's number names it in errors).
+  LineEncoder encoder(const std::string& tgt_lang) const {
+    return [this, tgt_lang](const std::string& text, size_t number) {
+      auto line = encode_line(served.tokenizer, served.model, text, number);
+      line.tgt_lang = tgt_lang;
+      return line;
+    };
+  }
+  /// A translator for teacher-forced passes into `tgt_lang` (attention maps, alignments), used
+  /// on the calling thread: the model is only read.
+  std::unique_ptr<Translator> forced_translator(const std::string& tgt_lang) const {
+    auto translator = std::make_unique<Translator>(served.model, served.tokenizer,
+                                                   served.config.decode, served.device);
+    translator->set_log(nullptr);
+    translator->set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
+    return translator;
+  }
   /// The target language of a request: its "tgt_lang", else serve --tgt-lang, else the model's
   /// only one; a 400 naming the model's pairs when it was not trained for it or none is chosen.
   std::string target_of(const std::string& requested) const;
@@ -301,20 +318,11 @@ HttpResponse TranslationServer::Impl::translate(const std::string& body, const C
   const auto request = parse_translate_request(body, served.config.decode, limits, options.text);
   access.charge_characters(caller, characters(request.texts));
   const std::string tgt_lang = target_of(request.tgt_lang);
-  const auto encode = [&](const std::string& text, size_t number) {
-    auto line = encode_line(served.tokenizer, served.model, text, number);
-    line.tgt_lang = tgt_lang;
-    return line;
-  };
+  const auto encode = encoder(tgt_lang);
   // One teacher-forced pass per aligned hypothesis, on this thread (the model is only read).
   std::unique_ptr<Translator> aligner;
   const auto attention_of = [&]() -> Translator& {
-    if (!aligner) {
-      aligner = std::make_unique<Translator>(served.model, served.tokenizer, served.config.decode,
-                                             served.device);
-      aligner->set_log(nullptr);
-      aligner->set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
-    }
+    if (!aligner) aligner = forced_translator(tgt_lang);
     return *aligner;
   };
   std::vector<TranslationResult> results;
@@ -346,11 +354,7 @@ HttpResponse TranslationServer::Impl::attention(const std::string& body, const C
       parse_attention_request(body, served.model.front()->config(), options.limits);
   access.charge_characters(caller, characters({request.text}));
   const std::string tgt_lang = target_of(request.tgt_lang);
-  auto lines = encode_texts({request.text}, [&](const std::string& text, size_t number) {
-    auto line = encode_line(served.tokenizer, served.model, text, number);
-    line.tgt_lang = tgt_lang;
-    return line;
-  });
+  auto lines = encode_texts({request.text}, encoder(tgt_lang));
   const auto results = queue.submit(std::move(lines), served.config.decode).get();
   const auto& result = results.front();
   if (!result.ok()) throw RequestError(400, *result.error);
@@ -358,10 +362,8 @@ HttpResponse TranslationServer::Impl::attention(const std::string& body, const C
     throw RequestError(400, "the text or its translation is empty: no attention to draw");
   }
   // One teacher-forced pass over the translation, on this thread (the model is only read).
-  Translator translator(served.model, served.tokenizer, served.config.decode, served.device);
-  translator.set_log(nullptr);
-  translator.set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
-  const auto map = translator.attention(request.text, result.nbest.front().tokens, request.view);
+  const auto map = forced_translator(tgt_lang)->attention(request.text, result.nbest.front().tokens,
+                                                          request.view);
   HttpResponse res;
   res.content_type = "image/svg+xml";
   res.body = attention_svg(map);
