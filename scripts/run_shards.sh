@@ -30,9 +30,10 @@ for ((i = 0; i < shards; ++i)); do
   if [[ $(cat "$build_dir/shard$i.rc" 2> /dev/null) != 0 ]]; then
     status=1
     echo "run_shards: shard $i failed ($build_dir/shard$i.log):"
-    # The test that was running, the report's own lines and its first stack frames, so that CI's
-    # log names the code at fault.
+    # The test that was running, each failed expectation with the lines that explain it, the
+    # report's own lines and its first stack frames, so that CI's log names the code at fault.
     awk '/^\[ RUN/ { test = $0 } /^==[0-9]+==ERROR|runtime error/ { print test }
+         /: Failure$/ { print test; explain = 6 } explain > 0 { print; --explain; next }
          /^\[  FAILED  \]|runtime error|^==[0-9]+==ERROR|^SUMMARY|^    #[0-9] / { print }' \
       "$build_dir/shard$i.log" | head -60
     tail -5 "$build_dir/shard$i.log"
