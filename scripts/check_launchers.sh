@@ -17,7 +17,7 @@ port=$((20000 + $$ % 20000))
 common=(--config configs/tiny.json --set data.dir=tests/fixtures --set data.train=tiny
   --set data.valid=tiny_val --set data.vocab_size=300 --set data.batch_tokens=600
   --set train.max_epochs=0 --set train.max_minutes=0 --set train.log_every=5
-  --set train.warmup_steps=50 --set train.max_steps=20 --set train.validate_every=10
+  --set train.warmup=50 --set train.max_steps=20 --set train.validate_every=10
   --set train.dist_timeout=60)
 export OMP_NUM_THREADS=1
 command -v torchrun > /dev/null || { echo "torchrun not found (apt-get install python3-torch)"; exit 2; }

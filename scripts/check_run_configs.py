@@ -9,7 +9,8 @@ For each run: runs the `nmt train ... --print-config` command its run.json recor
 what the run itself recorded:
   - the parameter count, precision and data-parallel workers on train.log's device line;
   - the learning rate of every logged step in metrics.jsonl, recomputed from train.lr,
-    warmup_steps, schedule and max_minutes (src/train/schedule.cpp);
+    warmup (steps, or a share of the budget; warmup_steps in older runs), schedule and
+    max_minutes (src/train/schedule.cpp);
   - the label smoothing: the mean training loss over steps 2,000-3,000 lies in that smoothing's
     band (0.1 runs 2.1-3.2, 0.2 runs 3.3-3.8, 0.3 4.3: the smoothing term dominates the level).
 Prints one line per run; exits 1 when any run fails.
@@ -65,17 +66,25 @@ def check_log(folder, cfg):
 
 def expected_lr(t, step, elapsed_s):
     s = max(step, 1)
-    ramp = min(1.0, s / t["warmup_steps"]) if t["warmup_steps"] > 0 else 1.0
     p = min(max(elapsed_s / (60.0 * t["max_minutes"]), 0.0), 1.0) if t["max_minutes"] > 0 else 0.0
+    warmup = t.get("warmup", t.get("warmup_steps"))
+    if isinstance(warmup, str) and warmup.endswith("%"):
+        share = float(warmup[:-1]) / 100  # a share of the budget ramps on progress
+        if t["schedule"] == "inverse_sqrt":
+            return t["lr"] * min(p / share, math.sqrt(share / p)) if p > 0 else 0.0
+        ramp = min(1.0, p / share)
+    else:
+        warmup = int(warmup)
+        ramp = min(1.0, s / warmup) if warmup > 0 else 1.0
     if t["schedule"] == "linear":
         return t["lr"] * ramp * (1 - p)
     if t["schedule"] == "cosine":
         return t["lr"] * ramp * 0.5 * (1 + math.cos(math.pi * p))
     if t["schedule"] == "constant":
         return t["lr"] * ramp
-    if t["warmup_steps"] <= 0:
+    if warmup <= 0:
         return t["lr"] / math.sqrt(s)
-    return t["lr"] * min(s / t["warmup_steps"], math.sqrt(t["warmup_steps"] / s))
+    return t["lr"] * min(s / warmup, math.sqrt(warmup / s))
 
 
 def check_metrics(folder, cfg):
@@ -110,6 +119,8 @@ def check_run(nmt, folder):
         return [(False, f"--print-config failed: {p.stderr.strip()}")]
     printed = json.loads(p.stdout)
     stored = json.loads((folder / "config.json").read_text())
+    if "warmup_steps" in stored["train"]:  # the key's name before train.warmup took a share
+        stored["train"]["warmup"] = stored["train"].pop("warmup_steps")
     results = [(printed == stored, "config.json = --print-config")]
     return results + check_log(folder, stored) + check_metrics(folder, stored)
 

@@ -19,9 +19,9 @@ def config(fixtures, steps):
         "data": {"dir": fixtures, "train_split": "tiny", "valid_split": "tiny_val",
                  "vocab_size": 150, "batch_tokens": 400, "max_len": 63},
         "train": {"device": "cpu", "threads": 1, "cpu_workers": 1, "precision": "fp32",
-                  "lr": 3e-3, "warmup_steps": 10, "max_epochs": 0, "max_steps": steps,
+                  "lr": 3e-3, "warmup": 10, "max_epochs": 0, "max_steps": steps,
                   "log_every": 1, "validate_every": 5, "valid_bleu": False, "metric": "loss",
-                  "keep_checkpoints": 3},
+                  "keep_checkpoints": 3, "allow_small_data": True},
     }
 
 

@@ -15,7 +15,7 @@ cd "$root"
 common=(--config configs/tiny.json --set data.dir=tests/fixtures --set data.train_split=tiny
   --set data.valid_split=tiny_val --set data.vocab_size=300 --set data.batch_tokens=600
   --set train.max_epochs=0 --set train.max_minutes=0 --set train.log_every=1 --set train.threads=2
-  --set train.warmup_steps=50)
+  --set train.warmup=50)
 variants=(
   "fp32|--set train.max_steps=300 --set train.validate_every=100 --set train.precision=fp32 --set train.weight_decay=0.1 --set train.weight_decay_on=linear --set train.schedule=cosine"
   "rdrop|--set train.max_steps=200 --set train.validate_every=100 --set train.precision=fp32 --set train.rdrop_alpha=1 --set model.activation=gelu --set model.norm=pre --set model.positions=sinusoidal"

@@ -74,7 +74,7 @@ TEST(Alignment, ACopyModelAlignsTheDiagonal) {
   config.model.n_heads = 1;
   config.model.positions = Positions::kSinusoidal;
   config.train.lr = 5e-3;
-  config.train.warmup_steps = 20;
+  config.train.warmup.steps = 20;
   config.train.validate_every = 1500;
   config.train.log_every = 100;
   test::train(config);

@@ -74,7 +74,8 @@ nlohmann::json every_field_changed() {
             {"weight_decay", 0.01},
             {"weight_decay_on", "linear"},
             {"schedule", "cosine"},
-            {"warmup_steps", 100},
+            {"warmup", "5%"},
+            {"allow_small_data", true},
             {"label_smoothing", 0.2},
             {"rdrop_alpha", 0.5},
             {"clip_norm", 2.0},
@@ -131,7 +132,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 89u);
+  EXPECT_EQ(keys, 90u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -304,6 +305,42 @@ TEST(Config, OverridesParseValuesAndBareStrings) {
   EXPECT_EQ(config.train.name, "123");
   test::expect_error([&] { apply_overrides(config, {"train.lr"}); }, "expected section.key=value");
   test::expect_error([&] { apply_overrides(config, {"train.lrr=1"}); }, "unknown key 'lrr'");
+}
+
+// train.warmup is steps or a share of the budget, in a file and in --set; the name it had before
+// (warmup_steps) is still read, and a bad value is one error naming the key and what is valid.
+TEST(Config, WarmupIsStepsOrAShareOfTheBudget) {
+  Config config;
+  apply_overrides(config, {"train.warmup=10%"});
+  EXPECT_DOUBLE_EQ(config.train.warmup.percent, 10.0);
+  EXPECT_DOUBLE_EQ(config.train.warmup.share(), 0.1);
+  EXPECT_EQ(config_to_json(config)["train"]["warmup"], "10%");
+  apply_overrides(config, {"train.warmup=800"});  // after a share (a string in the JSON)
+  EXPECT_EQ(config.train.warmup, (Warmup{800, 0.0}));
+  EXPECT_EQ(config_to_json(config)["train"]["warmup"], 800);
+  apply_overrides(config, {"train.warmup=2.5%"});
+  EXPECT_EQ(config.train.warmup.text(), "2.5%");
+  apply_overrides(config, {"train.warmup_steps=300"});
+  EXPECT_EQ(config.train.warmup, (Warmup{300, 0.0}));
+  const Config old = config_from_json({{"train", {{"warmup_steps", 50}}}}, "old.json");
+  EXPECT_EQ(old.train.warmup, (Warmup{50, 0.0}));
+  test::expect_error(
+      [] {
+        config_from_json({{"train", {{"warmup_steps", 50}, {"warmup", 60}}}}, "both.json");
+      },
+      "both 'warmup_steps' and its new name 'warmup'");
+  for (const std::string bad : {"abc", "-5%", "100%", "0.5", "%", "12x%", "-3"}) {
+    SCOPED_TRACE(bad);
+    test::expect_error([&] { apply_overrides(config, {"train.warmup=" + bad}); },
+                       "train.warmup = ");
+    test::expect_error([&] { apply_overrides(config, {"train.warmup=" + bad}); },
+                       "a share of the budget such as \"10%\"");
+  }
+  test::expect_error(
+      [] {
+        config_from_json({{"train", {{"warmup", true}}}}, "c.json");
+      },
+      "c.json: train.warmup: expected steps or a share, got boolean");
 }
 
 // data.augment is a group of its own: --set data.augment.KEY sets one key and the others keep

@@ -66,7 +66,7 @@ void write_own_data(const fs::path& dir) {
         {"log_every", 1},
         {"valid_bleu", false},
         {"metric", "loss"},
-        {"warmup_steps", 2}}}};
+        {"warmup", 2}}}};
   std::ofstream(dir / "c.json") << config.dump(2);
 }
 
@@ -81,7 +81,18 @@ TEST(OwnData, MadeUpPairFromFilesAndTsvTrainsEvaluatesAndTranslates) {
   EXPECT_NE(prepare.out.find("pairs (weight 2): 40 pairs read, 40 kept"), std::string::npos);
   EXPECT_NE(prepare.out.find("epoch 1 mix (corpus weights): 140 pairs"), std::string::npos);
 
-  const auto train = test::run_nmt("train --config '" + (dir / "c.json").string() + "'", "", dir);
+  // 100 pairs are refused with the numbers, unless the user insists.
+  const auto refused = test::run_nmt("train --config '" + (dir / "c.json").string() + "'", "", dir);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("the training data has 100 sentence pairs (of 100 read), fewer than "
+                             "500: too little to train a useful model"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("--set train.allow_small_data=true"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "run/last.pt"));
+  const auto train = test::run_nmt(
+      "train --config '" + (dir / "c.json").string() + "' --set train.allow_small_data=true", "",
+      dir);
   ASSERT_EQ(train.code, 0) << train.out << train.err;
   const std::string log = test::read_text(dir / "run/train.log");
   EXPECT_NE(log.find("corpus mix per epoch: my corpus 60 of 60 (weight 1.00), pairs 80 of 40 "

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/interrupt.h"
 #include "data/corpus.h"
 #include "data/dataset.h"
 #include "decode/search.h"
@@ -27,6 +28,48 @@ TEST(Trainer, ResumeGivesTheSameLossCurve) {
   Config whole = test::tiny_config(dir / "whole");
   whole.train.max_steps = 12;
   expect_resume_reproduces(whole, dir / "halves", 5);
+}
+
+/// A console that raises the interrupt flag once `line` has been written to it.
+struct InterruptingConsole : std::stringbuf {
+  explicit InterruptingConsole(std::string line) : line_(std::move(line)) {}
+  int sync() override {
+    if (str().find(line_) != std::string::npos) request_interrupt();
+    return 0;
+  }
+  std::streamsize xsputn(const char* text, std::streamsize count) override {
+    const auto written = std::stringbuf::xsputn(text, count);
+    sync();
+    return written;
+  }
+  std::string line_;
+  std::ostream stream{this};
+};
+
+// A warmup share is a function of the recorded progress: a resume continues the same schedule,
+// and the log says at which step the peak came.
+TEST(Trainer, AWarmupShareResumesOnTheSameScheduleAndLogsItsPeak) {
+  const auto dir = test::temp_dir("resume_share");
+  Config whole = test::tiny_config(dir / "whole");
+  whole.train.max_steps = 12;
+  whole.train.schedule = Schedule::kLinear;
+  whole.train.warmup = Warmup{0, 25.0};
+  train(whole);
+  // The halves keep the whole run's budget (a lower max_steps would be another schedule): the
+  // first is interrupted as SIGINT would, when its log says step 5 is done.
+  Config halves = whole;
+  halves.train.run_dir = (dir / "halves").string();
+  InterruptingConsole console("step 5 |");
+  const TrainSummary first = Trainer(halves, false, console.stream).run();
+  request_interrupt(false);
+  EXPECT_TRUE(first.interrupted);
+  EXPECT_EQ(first.steps, 5);
+  EXPECT_EQ(train(halves, /*resume=*/true).steps, 12);
+  EXPECT_EQ(train_losses(dir / "halves"), train_losses(dir / "whole"));
+  EXPECT_NE(test::read_text(dir / "whole" / "train.log")
+                .find("warmup: the peak learning rate at step 3, 25% of the budget (max_steps 12"),
+            std::string::npos)
+      << test::read_text(dir / "whole" / "train.log");
 }
 
 // The encoded training corpus (data/encoded_corpus.h) is written by the first run and mapped by
@@ -197,7 +240,7 @@ TEST(Trainer, LinearScheduleDecaysToZeroAtTheStepLimit) {
   const auto dir = test::temp_dir("linear_schedule");
   Config config = step_config(dir / "run", 4);
   config.train.schedule = Schedule::kLinear;
-  config.train.warmup_steps = 0;
+  config.train.warmup.steps = 0;
   train(config);
   const auto lrs = train_series(dir / "run", "lr");
   ASSERT_EQ(lrs.size(), 4u);

@@ -100,7 +100,7 @@ TEST(TrainerLoop, BestCheckpointAndPatienceFollowTheValidationRecords) {
   config.train.validate_every = 2;
   config.train.patience = 4;
   config.train.lr = 0.05;
-  config.train.warmup_steps = 1;
+  config.train.warmup.steps = 1;
   config.train.schedule = Schedule::kConstant;
   const auto summary = train(config);
   double best = std::numeric_limits<double>::quiet_NaN();

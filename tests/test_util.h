@@ -86,13 +86,14 @@ inline Config tiny_config(const std::filesystem::path& run_dir) {
   c.train.device = "cpu";
   c.train.threads = 1;
   c.train.lr = 3e-3;
-  c.train.warmup_steps = 10;
+  c.train.warmup.steps = 10;
   c.train.max_epochs = 1;
   c.train.log_every = 1;
   c.train.valid_bleu = false;
   c.train.metric = Metric::kLoss;
   c.train.keep_checkpoints = 2;
-  c.train.average_snapshots = 0;  // test_snapshots.cpp turns the final average on
+  c.train.average_snapshots = 0;    // test_snapshots.cpp turns the final average on
+  c.train.allow_small_data = true;  // 400 pairs
   return c;
 }
 

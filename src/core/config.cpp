@@ -1,7 +1,9 @@
 #include "core/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <type_traits>
 
@@ -34,6 +36,8 @@ template <class T>
 void assign(T& field, const json& value, const std::string& where) {
   if constexpr (std::is_same_v<T, CorpusSpec>) {
     field = corpus_from_json(value, where);
+  } else if constexpr (std::is_same_v<T, Warmup>) {
+    field = warmup_from_json(value, where);
   } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
     field = corpus_list_from_json(value, where);
   } else if constexpr (IsGroup<T>::value) {
@@ -131,6 +135,8 @@ json write_section(Section section) {
       object[name] = choice_name(field);
     } else if constexpr (std::is_same_v<T, CorpusSpec>) {
       object[name] = corpus_to_json(field);
+    } else if constexpr (std::is_same_v<T, Warmup>) {
+      object[name] = warmup_to_json(field);
     } else if constexpr (std::is_same_v<T, std::vector<CorpusSpec>>) {
       object[name] = corpus_list_to_json(field);
     } else if constexpr (IsGroup<T>::value) {
@@ -152,10 +158,11 @@ void for_each_section(C& config, F&& f) {
 }
 
 /// The keys a section still reads under their old names (configs and checkpoints written
-/// before data.train/data.valid took corpus lists).
+/// before data.train/data.valid took corpus lists, and before train.warmup took a share).
 std::string canonical_key(const std::string& section, const std::string& key) {
   if (section == "data" && key == "train_split") return "train";
   if (section == "data" && key == "valid_split") return "valid";
+  if (section == "train" && key == "warmup_steps") return "warmup";
   return key;
 }
 
@@ -175,6 +182,58 @@ json with_current_keys(const std::string& section, const json& object, const std
 }
 
 }  // namespace
+
+Warmup warmup_from_json(const json& value, const std::string& where) {
+  const std::string valid =
+      " (valid: a number of steps such as 800, or a share of the budget "
+      "such as \"10%\")";
+  Warmup warmup;
+  if (value.is_number_integer()) {
+    warmup.steps = value.get<int64_t>();
+    if (warmup.steps < 0) throw Error(where + " = " + value.dump() + " is negative" + valid);
+    return warmup;
+  }
+  if (value.is_number()) {
+    throw Error(where + " = " + value.dump() + " is not a whole number of steps" + valid);
+  }
+  if (!value.is_string()) {
+    throw Error(where + ": expected steps or a share, got " + type_name_of(value) + " " +
+                value.dump() + valid);
+  }
+  std::string text = value.get<std::string>();
+  const bool share = !text.empty() && text.back() == '%';
+  if (share) text.pop_back();
+  size_t used = 0;
+  double number = 0.0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const bool whole = !text.empty() && used == text.size() && std::isfinite(number);
+  if (share && whole && number >= 0.0 && number < 100.0) {
+    warmup.percent = number;
+    warmup.steps = 0;
+  } else if (!share && whole && number >= 0.0 && number == std::floor(number)) {
+    warmup.steps = int64_t(number);
+  } else {
+    throw Error(where + " = " + value.dump() + " is not valid" + valid +
+                (share ? ": a share is at least 0% and below 100%" : ""));
+  }
+  return warmup;
+}
+
+std::string Warmup::text() const {
+  const json value = warmup_to_json(*this);
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+json warmup_to_json(const Warmup& warmup) {
+  if (warmup.percent <= 0.0) return warmup.steps;
+  std::ostringstream text;
+  text << std::setprecision(12) << warmup.percent << '%';
+  return text.str();
+}
 
 Config config_from_json(const json& json_config, const std::string& origin) {
   if (!json_config.is_object()) {

@@ -241,6 +241,25 @@ struct DataConfig {
 };
 
 /// Optimisation, schedule, limits, validation and checkpointing.
+/// train.warmup: the linear warmup to the peak learning rate, in optimizer steps (800) or as a
+/// share of the run's budget ("10%": of its nearest limit, max_steps, max_minutes or
+/// max_epochs, so that a short run still reaches its peak and a long one warms up as long as its
+/// share). In JSON an integer or a string "N%" (or "N", steps).
+struct Warmup {
+  int64_t steps = 4000;  ///< used when percent is 0
+  double percent = 0.0;  ///< > 0: the share of the budget, in percent
+  /// The share of the budget as a fraction (0 when counted in steps).
+  double share() const { return percent / 100.0; }
+  /// As the config writes it: "800" or "10%".
+  std::string text() const;
+  bool operator==(const Warmup& other) const {
+    return steps == other.steps && percent == other.percent;
+  }
+};
+
+Warmup warmup_from_json(const nlohmann::json& value, const std::string& where);
+nlohmann::json warmup_to_json(const Warmup& warmup);
+
 struct TrainConfig {
   std::string name = "run";     ///< run name; the run directory defaults to checkpoints/<name>
   std::string run_dir;          ///< run directory; empty = checkpoints/<name>
@@ -267,7 +286,7 @@ struct TrainConfig {
   Schedule schedule =
       Schedule::kInverseSqrt;    ///< inverse_sqrt | constant | linear | cosine (last two
                                  ///< decay to 0 at the run's step/time/epoch limit)
-  int64_t warmup_steps = 4000;   ///< linear warmup steps (every schedule)
+  Warmup warmup;                 ///< steps (800) or a share of the budget ("10%"; every schedule)
   double label_smoothing = 0.1;  ///< label smoothing ε (§5.4)
   /// R-Drop (Liang et al. 2021): > 0 runs every batch through the model twice (two dropout
   /// masks) and adds this times the symmetric KL divergence between the two output
@@ -312,6 +331,11 @@ struct TrainConfig {
   /// rank never joins (stalled, killed) ends every rank with an error; the rendezvous at start-up
   /// waits at most min(this, 60). Must exceed the longest rank-0-only phase (validation).
   double dist_timeout = 300.0;
+  /// Train on fewer than 500 training pairs or a validation set of fewer than 20 (otherwise an
+  /// error with the numbers: too little to train a useful model or to judge it).
+  bool allow_small_data = false;
+  static constexpr size_t kMinTrainPairs = 500;
+  static constexpr size_t kMinValidPairs = 20;
 
   template <class F>
   void fields(F&& f) {
@@ -320,7 +344,7 @@ struct TrainConfig {
     f("lr", lr), f("adam_beta1", adam_beta1);
     f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
     f("weight_decay_on", weight_decay_on);
-    f("schedule", schedule), f("warmup_steps", warmup_steps);
+    f("schedule", schedule), f("warmup", warmup);
     f("label_smoothing", label_smoothing), f("rdrop_alpha", rdrop_alpha);
     f("clip_norm", clip_norm);
     f("accum_steps", accum_steps), f("max_epochs", max_epochs), f("max_steps", max_steps);
@@ -331,7 +355,8 @@ struct TrainConfig {
     f("keep_checkpoints", keep_checkpoints), f("average_snapshots", average_snapshots);
     f("average_window", average_window), f("ema_decay", ema_decay);
     f("monitor_splits", monitor_splits);
-    f("init_keep", init_keep), f("dist_timeout", dist_timeout);
+    f("init_keep", init_keep), f("dist_timeout", dist_timeout),
+        f("allow_small_data", allow_small_data);
   }
   void validate() const;
   /// The run directory this config resolves to.

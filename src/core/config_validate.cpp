@@ -161,7 +161,6 @@ void TrainConfig::validate() const {
   check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);
   check_range("train.adam_eps", adam_eps, 0.0, 1.0);
   check_min("train.weight_decay", weight_decay, 0.0);
-  check_min("train.warmup_steps", warmup_steps, 0);
   check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
   check_range("train.rdrop_alpha", rdrop_alpha, 0.0, 1000.0);
   check_min("train.clip_norm", clip_norm, 0.0);

@@ -258,6 +258,31 @@ void Trainer::Impl::write_parent_files(const Parent& parent) {
   log_->line(describe_parent(parent, keep));
 }
 
+void Trainer::Impl::check_data_size() const {
+  if (config_.train.allow_small_data) return;
+  const TrainConfig& t = config_.train;
+  std::vector<std::string> few;
+  if (train_.stats.kept < t.kMinTrainPairs) {
+    few.push_back("the training data has " + std::to_string(train_.stats.kept) +
+                  " sentence pairs (of " + std::to_string(train_.stats.read) +
+                  " read), fewer than " + std::to_string(t.kMinTrainPairs));
+  }
+  for (const auto& valid : valids_) {
+    if (valid.split.stats.kept < t.kMinValidPairs) {
+      few.push_back("the validation set " + valid.name + " has " +
+                    std::to_string(valid.split.stats.kept) + " pairs, fewer than " +
+                    std::to_string(t.kMinValidPairs));
+    }
+  }
+  if (few.empty()) return;
+  std::string all;
+  for (const auto& item : few) all += (all.empty() ? "" : "; and ") + item;
+  throw Error(all +
+              ": too little to train a useful model or to judge it (a translation model needs "
+              "thousands of pairs; a validation BLEU of a few lines is noise). Add data, or train "
+              "anyway with --set train.allow_small_data=true");
+}
+
 void Trainer::Impl::load_data() {
   if (resegments_each_epoch(config_.data)) {
     train_text_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
@@ -283,6 +308,7 @@ void Trainer::Impl::load_data() {
                        load_corpus(config_.data, corpus, *tokenizer_)});
     log_->line(describe(valids_.back().name, valids_.back().split.stats));
   }
+  check_data_size();
   for (const auto& corpus : corpora_per_pair(config_.data, config_.train.monitor_splits)) {
     monitors_.push_back({name_of(corpus), corpus_pair(config_.data, corpus).tgt,
                          load_corpus(config_.data, corpus, *tokenizer_)});

@@ -84,6 +84,8 @@ class Trainer::Impl {
   void join_prepared_run();
   /// Loads data.train, data.valid and train.monitor_splits and logs their statistics.
   void load_data();
+  /// Refuses too little data (train.allow_small_data) with the numbers.
+  void check_data_size() const;
   /// The model and optimizer: new, a parent's (--init-from) or last.pt's (a resume, where
   /// `rewrite_best` repairs best.pt from it), and the moving average (train.ema_decay).
   void set_up_model(bool resume, const Parent* parent, bool rewrite_best);

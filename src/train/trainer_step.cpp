@@ -143,15 +143,23 @@ double Trainer::Impl::train_step(const std::vector<std::vector<size_t>>& group) 
     throw Error("non-finite training loss at step " + std::to_string(state_.step + 1) +
                 ": training stopped without saving; the last good checkpoint is " +
                 (run_dir_ / "last.pt").string() +
-                ". Lower train.lr, raise train.warmup_steps or use train.precision=fp32");
+                ". Lower train.lr, raise train.warmup or use train.precision=fp32");
   }
   const double grad_scale = clip_scale(model_->parameters(), config_.train.clip_norm);
   const double epochs =
       double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
                                  double(std::max<int64_t>(window_->epoch_batches, 1));
   const double elapsed = several ? window_->agreed_elapsed : window_->elapsed();
-  const double lr = learning_rate(config_.train, state_.step + 1,
-                                  budget_progress(config_.train, state_.step + 1, elapsed, epochs));
+  const double progress_after = budget_progress(config_.train, state_.step + 1, elapsed, epochs);
+  const double lr = learning_rate(config_.train, state_.step + 1, progress_after);
+  if (const double share = config_.train.warmup.share();
+      share > 0 && progress_after >= share && progress() < share) {
+    log_->line("warmup: the peak learning rate at step " + std::to_string(state_.step + 1) + ", " +
+               config_.train.warmup.text() + " of the budget (" + describe_budget(config_.train) +
+               ": about " +
+               std::to_string(int64_t(std::llround(double(state_.step + 1) / progress_after))) +
+               " steps at the rate so far)");
+  }
   window_->lr = lr;
   for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
   optimizer_step(*optimizer_, grad_scale);
