@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, from a fresh machine: set up, fetch Multi30k, train the default English→German
 # config, evaluate the average it ends with (averaged.pt: snapshots over the last
-# train.average_window of the budget; best.pt when there is none) on test_2016_flickr (and the
+# train.average_window of the budget; best.pt when there is none, or when the average validated
+# worse than the final weights) on test_2016_flickr (and the
 # other test sets and val: EVAL_SPLITS; a model of several pairs: each pair on the sets that
 # exist in its target language), write results.json, plot the training curves.
 # AVERAGE=N evaluates the mean of the last N step checkpoints instead.
@@ -17,7 +18,7 @@ cd "$root"
 config=${CONFIG:-configs/multi30k_en_de.json}
 for arg in "$@"; do
   if [[ $arg == -h || $arg == --help ]]; then
-    sed -n '2,13s/^# \{0,1\}//p' "$0"
+    sed -n '2,14s/^# \{0,1\}//p' "$0"
     if [[ -x build/nmt ]]; then
       printf '\nExtra arguments go to `nmt train`:\n'
       build/nmt train --help
@@ -50,6 +51,12 @@ if [[ -n ${AVERAGE:-} ]]; then  # the last AVERAGE step checkpoints instead (num
   build/nmt average --output "$checkpoint" "${steps[@]}"
 elif [[ ! -f $checkpoint ]]; then
   echo "run.sh: no averaged.pt in $run_dir (train.average_snapshots 0, or the run stopped early): evaluating best.pt"
+  checkpoint=$run_dir/best.pt
+elif [[ $(/usr/bin/python3 -c 'import json, sys
+records = [json.loads(l) for l in open(sys.argv[1]) if "\"averaged\"" in l]
+print(records[-1].get("better_than_final") if records else None)' "$run_dir/metrics.jsonl") == False ]]; then
+  # A budget too short for the averaging window: the trainer's log says so, with both losses.
+  echo "run.sh: averaged.pt validates worse than the final weights (train.log): evaluating best.pt"
   checkpoint=$run_dir/best.pt
 fi
 splits=${EVAL_SPLITS:-test_2016_flickr,test_2017_flickr,test_2017_mscoco,val}

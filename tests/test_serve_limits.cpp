@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -243,6 +246,32 @@ TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   for (size_t c = 0; c < 3; ++c) {
     EXPECT_EQ(answers[c], translator.translate({sentences[c]})[0].best()) << c;
   }
+}
+
+// The kernel hands a process's signal to any thread that does not block it, and libraries start
+// threads before main (OpenBLAS's pool): a SIGTERM that lands on one of them drains the server
+// too. The oldest thread besides the main one gets it.
+TEST(ServeCli, ASigtermOnAnyThreadDrainsAndExitsZero) {
+  const auto dir = test::temp_dir("serve_sigterm_thread");
+  auto child = test::spawn_serve({"--checkpoint", test::serve_checkpoint().string(), "--device",
+                                  "cpu", "--port", "0", "--workers", "2"},
+                                 dir / "stderr");
+  const auto line = test::first_line(child.out);
+  ASSERT_NE(test::port_in(line), 0) << line;
+  std::vector<pid_t> threads;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(child.pid) + "/task")) {
+    const pid_t tid = std::stoi(task.path().filename().string());
+    if (tid != child.pid) threads.push_back(tid);
+  }
+  std::sort(threads.begin(), threads.end());  // the oldest first: those started before main
+  ASSERT_FALSE(threads.empty());
+  EXPECT_EQ(::syscall(SYS_tgkill, child.pid, threads.front(), SIGTERM), 0);
+  const int status = test::wait_for_exit(child.pid);
+  ::close(child.out);
+  std::ifstream err_in(dir / "stderr");
+  const std::string err((std::istreambuf_iterator<char>(err_in)), {});
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << err;
+  EXPECT_NE(err.find("signal 15: not accepting new connections"), std::string::npos) << err;
 }
 
 TEST(ServeCli, WorkersOutOfRangeIsAnErrorNamingTheOption) {

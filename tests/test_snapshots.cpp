@@ -117,6 +117,22 @@ TEST(SnapshotAverage, AShortRunAveragesOnlyItsEnd) {
   EXPECT_TRUE(fs::exists(dir / "averaged.pt"));
 }
 
+// A window too wide for the run (a tiny model still learning fast over its last 90%) averages in
+// weak weights: the record and the log say the final weights validate better, with both losses.
+TEST(SnapshotAverage, AnAverageWorseThanTheFinalWeightsIsSaid) {
+  const auto dir = test::temp_dir("snap_worse");
+  Config config = averaging_config(dir, 12, 4, 0.9);
+  test::train(config);
+  const auto averaged = test::records(dir, "averaged");
+  ASSERT_EQ(averaged.size(), 1u);
+  const auto valids = test::records(dir, "valid");
+  EXPECT_GT(averaged[0]["loss"].get<double>(), valids.back()["loss"].get<double>());
+  EXPECT_EQ(averaged[0]["better_than_final"], false);
+  EXPECT_NE(test::read_text(dir / "train.log")
+                .find("averaging: the average validates worse than the final weights (loss "),
+            std::string::npos);
+}
+
 // A resume that raises the limit moves the window: the snapshots that now lie before it go,
 // the ones inside it stay, and the points still ahead are taken.
 TEST(SnapshotAverage, ARaisedLimitMovesTheWindow) {

@@ -120,8 +120,8 @@ ServeOptions serve_options_from_args(const cxxopts::ParseResult& args) {
 }
 
 int run_serve(int argc, char** argv) {
-  // Before any thread exists, so that only the waiting thread below receives them.
-  block_stop_signals();
+  // Before the model loads: a stop signal meanwhile is kept for the drain below.
+  catch_stop_signals();
   cxxopts::Options options(
       argv[0],
       "Serve translations over HTTP/1.1 with JSON (docs/serve.md): POST /translate "

@@ -1,51 +1,54 @@
 #include "serve/stop_signals.h"
 
-#include <pthread.h>
 #include <signal.h>
 
-#include <cerrno>
 #include <csignal>
 #include <ctime>
 
 namespace nmt {
 namespace {
 
-sigset_t stop_set() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  return set;
+volatile std::sig_atomic_t g_stop = 0;     // the stop signal's number, 0 before one
+volatile std::sig_atomic_t g_hangups = 0;  // SIGHUPs not yet acted on
+
+extern "C" void on_stop_signal(int signal_number) {
+  if (signal_number == SIGHUP) {
+    g_hangups = 1;
+  } else {
+    g_stop = signal_number;
+  }
+}
+
+void set_action(int signal_number, void (*action)(int)) {
+  struct sigaction handler {};
+  handler.sa_handler = action;
+  sigemptyset(&handler.sa_mask);
+  handler.sa_flags = SA_RESTART;  // a read or write under way goes on
+  sigaction(signal_number, &handler, nullptr);
 }
 
 }  // namespace
 
-void block_stop_signals() {
-  const sigset_t set = stop_set();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+void catch_stop_signals() {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP})
+    set_action(signal_number, on_stop_signal);
 }
 
 int wait_for_stop_signal(const std::function<bool()>& done, const std::function<void()>& hangup) {
-  const sigset_t set = stop_set();
   const timespec tick{0, 100 * 1000 * 1000};
   while (!done()) {
-    const int signal_number = sigtimedwait(&set, nullptr, &tick);
-    if (signal_number == SIGHUP) {
+    if (g_stop != 0) {
+      set_action(SIGINT, SIG_DFL);
+      set_action(SIGTERM, SIG_DFL);
+      set_action(SIGHUP, SIG_IGN);
+      return g_stop;
+    }
+    if (g_hangups != 0) {
+      g_hangups = 0;
       if (hangup) hangup();
       continue;
     }
-    if (signal_number > 0) {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-      sigset_t stops;  // SIGHUP stays blocked: a reload during the drain does nothing
-      sigemptyset(&stops);
-      sigaddset(&stops, SIGINT);
-      sigaddset(&stops, SIGTERM);
-      pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
-      return signal_number;
-    }
-    // EAGAIN: the tick passed; EINTR: another signal; either way look again.
+    nanosleep(&tick, nullptr);  // EINTR (a signal came): look again at once
   }
   return 0;
 }

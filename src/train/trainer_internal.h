@@ -4,6 +4,7 @@
 // trainer_loop.cpp).
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,7 @@ struct TrainWindow {
   Clock::time_point constructed = Clock::now();  ///< the Trainer's start (start-up times)
   double seconds_before = 0.0;                   ///< train_seconds restored from a checkpoint
   int64_t last_validated = -1;                   ///< step of the latest validation
+  double last_valid_loss = std::nan("");         ///< that validation's loss
   std::unique_ptr<ProgressBar> bar;              ///< this epoch's bar (terminal only)
   int64_t epoch_batches = 0;    ///< batches in the current epoch (for budget progress)
   double lr = 0.0;              ///< learning rate of the latest step

@@ -262,6 +262,11 @@ void Trainer::Impl::write_average(const TrainSummary& summary) {
   const auto or_null = [](double v) {
     return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
   };
+  // A budget too short for its window (the model still improving fast over it) averages in
+  // weaker weights: then the final weights, validated at this step, are the better model. The
+  // average is still written (what it is, is the same whatever it scores).
+  const bool validated_now = window_->last_validated == state_.step;
+  const bool worse = validated_now && result.loss > window_->last_valid_loss;
   log_->metrics({{"kind", "averaged"},
                  {"step", state_.step},
                  {"snapshots", files.size()},
@@ -270,12 +275,20 @@ void Trainer::Impl::write_average(const TrainSummary& summary) {
                  {"ppl", result.perplexity},
                  {"bleu", or_null(result.bleu)},
                  {"chrf", or_null(result.chrf)},
+                 {"better_than_final", validated_now ? nlohmann::json(!worse) : nlohmann::json()},
                  {"seconds", result.seconds}});
   log_->line("averaged " + std::to_string(files.size()) + " snapshot(s), steps " +
              std::to_string(first) + " to " + std::to_string(averaged.state.step) + ", into " +
              output.string() + " | valid loss " + fixed(result.loss, 4) +
              (std::isnan(result.bleu) ? "" : " | BLEU " + fixed(result.bleu, 2)) + " | " +
              fixed(result.seconds, 1) + " s");
+  if (worse) {
+    log_->line("averaging: the average validates worse than the final weights (loss " +
+               fixed(result.loss, 4) + " against " + fixed(window_->last_valid_loss, 4) +
+               "): the run is still improving fast over its last " +
+               fixed(100.0 * config_.train.average_window, 0) +
+               "%, so best.pt is the better model (scripts/run.sh evaluates it)");
+  }
 }
 
 void Trainer::Impl::check_stop(TrainSummary& summary) {
@@ -340,6 +353,7 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
     add(set.name, validate(model_, *tokenizer_, set, config_, device_));
   model_->train();
   window_->last_validated = state_.step;
+  window_->last_valid_loss = result.loss;
   const double metric = result.metric(config_.train.metric);
   const Scheduler::Verdict verdict = scheduler_.judge(metric, state_);
   const bool best = verdict.best;
