@@ -200,6 +200,17 @@ inline int wait_for_exit(pid_t pid) {
   return status;
 }
 
+/// Waits for a spawned server to exit, closes its stdout, expects exit status 0 and returns its
+/// stderr (shown with the status when it did not exit 0).
+inline std::string expect_clean_exit(const ServeProcess& child,
+                                     const std::filesystem::path& err_file) {
+  const int status = wait_for_exit(child.pid);
+  ::close(child.out);
+  const std::string err = read_text(err_file);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << err;
+  return err;
+}
+
 /// POST /translate with `body`; the client waits up to 30 s.
 inline httplib::Result post_translate(int port, const std::string& body) {
   httplib::Client client("127.0.0.1", port);

@@ -235,11 +235,7 @@ TEST(ServeCli, SigtermAnswersTheQueuedRequestsAndExitsZero) {
   EXPECT_TRUE(queued);
   EXPECT_EQ(::kill(child.pid, SIGTERM), 0);
   for (auto& client : clients) client.join();
-  const int status = test::wait_for_exit(child.pid);
-  ::close(child.out);
-  std::ifstream err_in(dir / "stderr");
-  const std::string err((std::istreambuf_iterator<char>(err_in)), {});
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << err;
+  const std::string err = test::expect_clean_exit(child, dir / "stderr");
   EXPECT_NE(err.find("answering 3 queued request(s)"), std::string::npos) << err;
   Translator translator(test::served_model().model, test::fixture_tokenizer(),
                         test::fixture_config().decode, at::kCPU);
@@ -266,11 +262,7 @@ TEST(ServeCli, ASigtermOnAnyThreadDrainsAndExitsZero) {
   std::sort(threads.begin(), threads.end());  // the oldest first: those started before main
   ASSERT_FALSE(threads.empty());
   EXPECT_EQ(::syscall(SYS_tgkill, child.pid, threads.front(), SIGTERM), 0);
-  const int status = test::wait_for_exit(child.pid);
-  ::close(child.out);
-  std::ifstream err_in(dir / "stderr");
-  const std::string err((std::istreambuf_iterator<char>(err_in)), {});
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << err;
+  const std::string err = test::expect_clean_exit(child, dir / "stderr");
   EXPECT_NE(err.find("signal 15: not accepting new connections"), std::string::npos) << err;
 }
 
