@@ -13,6 +13,7 @@
 #include "data/dataset.h"
 #include "data/encoded_corpus.h"
 #include "data/mixing.h"
+#include "train/auto_recipe.h"
 
 namespace nmt::cli {
 namespace {
@@ -68,7 +69,11 @@ int run_prepare(int argc, char** argv) {
   add_config_options(options);
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
-  const Config config = config_from_args(args);
+  Config config = config_from_args(args);
+  resolve_auto(config);  // the vocabulary "auto" may choose is needed now
+  for (const auto& choice : config.auto_choices) {
+    std::cout << "auto: " << choice.key << " = " << choice.value << ": " << choice.why << "\n";
+  }
   const DataConfig& data = config.data;
   const std::filesystem::path run_dir = config.train.resolved_run_dir();
 

@@ -10,6 +10,7 @@
 #include "cli/runtime.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "train/auto_recipe.h"
 #include "train/trainer.h"
 
 namespace nmt::cli {
@@ -47,8 +48,8 @@ int run_train(int argc, char** argv) {
                  "PATH")("device", "auto | cpu | cuda | cuda:N (overrides train.device)",
                          cxxopts::value<std::string>())(
       "print-config",
-      "print the config this would train with (after --set; train.run_dir resolved) as JSON "
-      "and exit without training");
+      "print the config this would train with (after --set; train.run_dir resolved; \"auto\" "
+      "keys sized, with the reasons under \"auto\") as JSON and exit without training");
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const bool resume = args.count("resume") > 0;
@@ -67,6 +68,7 @@ int run_train(int argc, char** argv) {
   if (args.count("device"))
     apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
   if (args.count("print-config")) {
+    if (!resume) resolve_auto(config);  // the "auto" keys sized, with their reasons
     config.train.run_dir = config.train.resolved_run_dir().string();
     std::cout << config_to_json(config).dump(2) << "\n";
     return 0;

@@ -19,6 +19,19 @@ using nlohmann::json;
 
 const char* type_name_of(const json& value) { return value.type_name(); }
 
+bool is_auto(const json& value) { return value.is_string() && value.get<std::string>() == "auto"; }
+
+std::string auto_key_list() {
+  std::string list;
+  for (const auto& key : auto_sized_keys()) list += (list.empty() ? "" : ", ") + key;
+  return list;
+}
+
+/// For "auto" given to a key that is not sized automatically: the keys that are.
+std::string auto_hint(const json& value) {
+  return is_auto(value) ? " (the keys that take \"auto\": " + auto_key_list() + ")" : "";
+}
+
 /// A settings group nested in a section (data.augment): a type with its own fields().
 template <class T, class = void>
 struct IsGroup : std::false_type {};
@@ -50,7 +63,8 @@ void assign(T& field, const json& value, const std::string& where) {
     field = value.get<bool>();
   } else if constexpr (std::is_integral_v<T>) {
     if (!value.is_number_integer()) {
-      throw Error(where + ": expected an integer, got " + type_name_of(value) + " " + value.dump());
+      throw Error(where + ": expected an integer, got " + type_name_of(value) + " " + value.dump() +
+                  auto_hint(value));
     }
     field = value.get<T>();
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
@@ -81,7 +95,8 @@ void assign(T& field, const json& value, const std::string& where) {
     field = require_choice<T>(where + " =", value.get<std::string>());
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number()) {
-      throw Error(where + ": expected a number, got " + type_name_of(value) + " " + value.dump());
+      throw Error(where + ": expected a number, got " + type_name_of(value) + " " + value.dump() +
+                  auto_hint(value));
     }
     field = value.get<T>();
   } else {
@@ -181,7 +196,36 @@ json with_current_keys(const std::string& section, const json& object, const std
   return renamed;
 }
 
+bool auto_sized(const std::string& key) {
+  const auto& keys = auto_sized_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+/// The "auto" record of a config file: {KEY: {"value": V, "why": TEXT}}.
+std::vector<AutoChoice> auto_choices_from_json(const json& record, const std::string& where) {
+  if (!record.is_object()) {
+    throw Error(where + ": expected an object of {\"value\": ..., \"why\": ...} by key");
+  }
+  std::vector<AutoChoice> choices;
+  for (const auto& [key, entry] : record.items()) {
+    if (!entry.is_object() || !entry.contains("value") || !entry.contains("why") ||
+        !entry["why"].is_string()) {
+      throw Error(where + "." + key + ": expected {\"value\": ..., \"why\": \"...\"}");
+    }
+    choices.push_back({key, entry["value"].dump(), entry["why"].get<std::string>()});
+  }
+  return choices;
+}
+
 }  // namespace
+
+const std::vector<std::string>& auto_sized_keys() {
+  static const std::vector<std::string> keys = {
+      "data.vocab_size",       "data.batch_tokens",    "model.d_model", "model.n_heads",
+      "model.encoder_layers",  "model.decoder_layers", "model.d_ff",    "model.dropout",
+      "train.label_smoothing", "train.warmup",         "train.lr"};
+  return keys;
+}
 
 Warmup warmup_from_json(const json& value, const std::string& where) {
   const std::string valid =
@@ -241,16 +285,31 @@ Config config_from_json(const json& json_config, const std::string& origin) {
   }
   Config config;
   for (const auto& [key, value] : json_config.items()) {
+    if (key == "auto") {
+      config.auto_choices = auto_choices_from_json(value, origin + ": auto");
+      continue;
+    }
     bool found = false;
     for_each_section(config, [&](const char* name, auto& section) {
-      if (key == name) {
-        read_section(section, with_current_keys(name, value, origin + ": " + name),
-                     origin + ": " + name);
-        found = true;
+      if (key != name) return;
+      json settings = with_current_keys(name, value, origin + ": " + name);
+      if (settings.is_object()) {  // "auto" values are sized later (train/auto_recipe.h)
+        for (auto it = settings.begin(); it != settings.end();) {
+          const std::string full = std::string(name) + "." + it.key();
+          if (is_auto(it.value()) && auto_sized(full)) {
+            config.auto_keys.push_back(full);
+            it = settings.erase(it);
+          } else {
+            ++it;
+          }
+        }
       }
+      read_section(section, settings, origin + ": " + name);
+      found = true;
     });
     if (!found) {
-      throw Error(origin + ": unknown section '" + key + "' (known: model, data, train, decode)");
+      throw Error(origin + ": unknown section '" + key +
+                  "' (known: model, data, train, decode, and auto, the record of auto sizing)");
     }
   }
   return config;
@@ -261,6 +320,17 @@ json config_to_json(const Config& config) {
   for_each_section(config, [&](const char* name, const auto& section) {
     object[name] = write_section(section);
   });
+  for (const auto& key : config.auto_keys) {
+    const auto dot = key.find('.');
+    object[key.substr(0, dot)][key.substr(dot + 1)] = "auto";
+  }
+  if (!config.auto_choices.empty()) {
+    json record = json::object();
+    for (const auto& choice : config.auto_choices) {
+      record[choice.key] = {{"value", json::parse(choice.value)}, {"why", choice.why}};
+    }
+    object["auto"] = record;
+  }
   return object;
 }
 
@@ -279,11 +349,18 @@ json read_config_file(const std::filesystem::path& path) {
 
 /// Lays `layer`'s sections over `into`, key by key: a key in `layer` replaces the same key of
 /// the same section (a list, such as data.train, as a whole).
-void merge_layer(json& into, const json& layer) {
+/// A key that `into` has as "auto" and `layer` (from `origin`) gives a value is recorded in
+/// `explicit_over_auto`: the explicit value wins, and the run's log says so.
+void merge_layer(json& into, const json& layer, const std::string& origin,
+                 std::vector<AutoChoice>& explicit_over_auto) {
   static const json defaults = config_to_json(Config{});
   for (const auto& [section, values] : layer.items()) {
     if (values.is_object() && into.contains(section) && into[section].is_object()) {
       for (const auto& [key, value] : values.items()) {
+        if (into[section].contains(key) && is_auto(into[section][key]) && !is_auto(value)) {
+          explicit_over_auto.push_back(
+              {section + "." + key, value.dump(), "given in " + origin + " over \"auto\""});
+        }
         // A group of settings (data.augment) merges key by key too; other values (a corpus
         // object among them) replace what the file below had.
         const bool group = defaults.contains(section) && defaults[section].contains(key) &&
@@ -305,7 +382,8 @@ void merge_layer(json& into, const json& layer) {
 /// under it in order, each resolved the same way. `chain` holds the files being read, to name
 /// a cycle.
 json resolved_config_json(const std::filesystem::path& path,
-                          std::vector<std::filesystem::path>& chain) {
+                          std::vector<std::filesystem::path>& chain,
+                          std::vector<AutoChoice>& explicit_over_auto) {
   const auto canonical = std::filesystem::weakly_canonical(path);
   if (std::find(chain.begin(), chain.end(), canonical) != chain.end()) {
     std::string cycle;
@@ -331,8 +409,9 @@ json resolved_config_json(const std::filesystem::path& path,
                     ": expected a config file name");
       }
       try {
-        merge_layer(merged,
-                    resolved_config_json(path.parent_path() / base.get<std::string>(), chain));
+        const auto base_path = path.parent_path() / base.get<std::string>();
+        merge_layer(merged, resolved_config_json(base_path, chain, explicit_over_auto),
+                    base_path.string(), explicit_over_auto);
       } catch (const Error& e) {
         throw Error(path.string() + ": inherit: " + e.what());
       }
@@ -340,7 +419,7 @@ json resolved_config_json(const std::filesystem::path& path,
     chain.pop_back();
     own.erase("inherit");
   }
-  merge_layer(merged, own);
+  merge_layer(merged, own, path.string(), explicit_over_auto);
   return merged;
 }
 
@@ -351,12 +430,30 @@ Config load_config(const std::filesystem::path& path) { return load_configs({pat
 Config load_configs(const std::vector<std::filesystem::path>& paths) {
   json merged = json::object();
   std::string origin;
+  std::vector<AutoChoice> explicit_over_auto;
   for (const auto& path : paths) {
     std::vector<std::filesystem::path> chain;
-    merge_layer(merged, resolved_config_json(path, chain));
+    merge_layer(merged, resolved_config_json(path, chain, explicit_over_auto), path.string(),
+                explicit_over_auto);
     origin += (origin.empty() ? "" : " + ") + path.string();
   }
   Config config = config_from_json(merged, origin);
+  for (size_t i = 0; i < explicit_over_auto.size(); ++i) {
+    AutoChoice choice = explicit_over_auto[i];
+    // The last word counts: a key set to "auto" again by a later layer stays auto, and of two
+    // explicit values over "auto" the later one is recorded, with the value in force.
+    const auto later =
+        std::find_if(explicit_over_auto.begin() + std::ptrdiff_t(i) + 1, explicit_over_auto.end(),
+                     [&](const AutoChoice& other) { return other.key == choice.key; });
+    if (later != explicit_over_auto.end() ||
+        std::find(config.auto_keys.begin(), config.auto_keys.end(), choice.key) !=
+            config.auto_keys.end()) {
+      continue;
+    }
+    const auto dot = choice.key.find('.');
+    choice.value = merged[choice.key.substr(0, dot)][choice.key.substr(dot + 1)].dump();
+    config.auto_choices.push_back(choice);
+  }
   try {
     config.validate();
   } catch (const Error& e) {
@@ -398,7 +495,7 @@ void apply_override(Config& config, const std::string& assignment) {
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = text;  // bare strings need no quotes: train.device=cpu
   json patch = config_to_json(config);
-  if (!patch.contains(section)) {
+  if (!patch.contains(section) || section == "auto") {
     throw Error("--set '" + assignment + "': unknown section '" + section +
                 "' (known: model, data, train, decode)");
   }
@@ -417,12 +514,19 @@ void apply_override(Config& config, const std::string& assignment) {
     parent = &(*parent)[group];
     leaf = key.substr(inner + 1);
   }
-  if (parent->contains(leaf) && !structured &&
+  // A key still "auto" is not a string key: its value is parsed (data.vocab_size=8000).
+  const bool sized_later = auto_sized(section + "." + key);
+  if (parent->contains(leaf) && !structured && !sized_later &&
       ((*parent)[leaf].is_string() || (*parent)[leaf].is_array())) {
     value = text;
   }
   (*parent)[leaf] = value;
+  const std::vector<std::string> was_auto = config.auto_keys;
   config = config_from_json(patch, "--set " + assignment);
+  const std::string full = section + "." + key;
+  if (std::find(was_auto.begin(), was_auto.end(), full) != was_auto.end() && !is_auto(value)) {
+    config.auto_choices.push_back({full, (*parent)[leaf].dump(), "given by --set over \"auto\""});
+  }
 }
 
 void apply_overrides(Config& config, const std::vector<std::string>& assignments) {

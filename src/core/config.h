@@ -435,12 +435,30 @@ struct DecodeConfig {
   DecodeConfig plain_search(int64_t beam_size) const;
 };
 
-/// The whole configuration file: {"model": {...}, "data": {...}, "train": {...}, "decode": {...}}.
+/// One value of a key given as "auto": what auto sizing (train/auto_recipe.h) chose and why, or
+/// the explicit value that a later config layer or --set gave over "auto".
+struct AutoChoice {
+  std::string key;    ///< "data.vocab_size"
+  std::string value;  ///< the value as JSON text: 3500, "10%"
+  std::string why;    ///< the rule and the numbers it used
+};
+
+/// The keys that accept "auto" (sized from the corpus and the budget: docs/own_data.md).
+const std::vector<std::string>& auto_sized_keys();
+
+/// The whole configuration file: {"model": {...}, "data": {...}, "train": {...}, "decode": {...}}
+/// and, once auto sizing has run, {"auto": {KEY: {"value": V, "why": TEXT}}}.
 struct Config {
   ModelConfig model;
   DataConfig data;
   TrainConfig train;
   DecodeConfig decode;
+  /// Keys given "auto" and not sized yet ("data.vocab_size"); their fields hold the defaults
+  /// until train/auto_recipe.h sizes them. Written back as "auto".
+  std::vector<std::string> auto_keys;
+  /// What was chosen for the "auto" keys, and why; also explicit values that won over "auto".
+  /// A record (config.json's "auto" object): the sections hold the values.
+  std::vector<AutoChoice> auto_choices;
 
   /// Validates every section.
   void validate() const;

@@ -14,6 +14,7 @@
 #include "core/run_lock.h"
 #include "data/mixing.h"
 #include "model/quantize.h"
+#include "train/auto_recipe.h"
 #include "train/finetune.h"
 #include "train/optimizer.h"
 #include "train/resume.h"
@@ -70,9 +71,36 @@ TrainSummary Trainer::run(bool final_validation) { return impl_->run(final_valid
 
 const Config& Trainer::config() const { return impl_->config(); }
 
+namespace {
+
+/// `config` with its "auto" keys sized (train/auto_recipe.h): a new run of one process.
+Config auto_sized(Config config, bool resume, const fs::path& init_from, const DistEnv& dist) {
+  if (config.auto_keys.empty()) return config;
+  std::string keys;
+  for (const auto& key : config.auto_keys) keys += (keys.empty() ? "" : ", ") + key;
+  if (resume) throw Error("a resumed run's config.json holds values, not \"auto\": " + keys);
+  if (dist.distributed()) {
+    throw Error("\"auto\" (" + keys + ") is sized from a measurement of this host, which " +
+                "ranks could make differently: size it once with nmt train --print-config and " +
+                "start the ranks with that config");
+  }
+  if (!init_from.empty()) {
+    for (const auto& key : config.auto_keys) {
+      if (key.rfind("model.", 0) == 0 || key == "data.vocab_size") {
+        throw Error("--init-from: " + key + " = \"auto\", but the shape and vocabulary " +
+                    "are the parent's: give them as the parent has them (nmt inspect)");
+      }
+    }
+  }
+  resolve_auto(config);
+  return config;
+}
+
+}  // namespace
+
 Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs::path& init_from,
                     const DistEnv& dist)
-    : config_(std::move(config)),
+    : config_(auto_sized(std::move(config), resume, init_from, dist)),
       run_dir_(config_.train.resolved_run_dir()),
       device_(rank_device(resolve_device(config_.train.device), dist)),
       window_(std::make_unique<TrainWindow>()),
@@ -136,6 +164,11 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
   state_.world_size = comm_->size();
   if (comm_->is_main()) {
     if (resume && config_.train.keep_checkpoints > 0) keeper_.rotate(state_.step);
+    if (!resume) {
+      for (const auto& choice : config_.auto_choices) {
+        log_->line("auto: " + choice.key + " = " + choice.value + ": " + choice.why);
+      }
+    }
     const std::string removed = snapshots_.start(state_.step, progress());
     if (!removed.empty()) log_->line(removed);
     log_->line("averaging: " + snapshots_.describe());

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs one cell of the corpora x budgets table (issue 73, docs/own_data.md): trains SETTING on
+# CORPUS for MINUTES on this host, evaluates the model scripts/run.sh would evaluate (averaged.pt,
+# or best.pt when the average validated worse) with beam 5 on the corpus's test set, and keeps
+# the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/.
+#
+#   scripts/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
+#     CORPUS   multi30k_en_de | small_parallel_enja (ja->en; scripts/get_corpus.sh fetches it)
+#     SETTING  auto (configs/auto.json) | inherited (configs/multi30k_en_de.json) | any other
+#              name for a hand setting, with its --set overrides over the inherited recipe
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+corpus=${1:?CORPUS}; minutes=${2:?MINUTES}; setting=${3:?SETTING}; shift 3
+case $corpus in
+  multi30k_en_de) data=(); test_split=test_2016_flickr; tgt=de ;;
+  small_parallel_enja)
+    data=(--set data.dir=data/small_parallel_enja --set data.src_lang=ja --set data.tgt_lang=en
+      --set data.train=train --set data.valid=dev)
+    test_split=test; tgt=en ;;
+  *) echo "budget_grid.sh: unknown corpus '$corpus' (multi30k_en_de, small_parallel_enja)" >&2
+    exit 2 ;;
+esac
+config=configs/multi30k_en_de.json
+[[ $setting == auto ]] && config=configs/auto.json
+name=budget_${corpus}_${minutes}min_${setting}
+out=docs/results/budget_${corpus}_${minutes}min/$setting
+run_dir=checkpoints/$name
+if [[ -e $run_dir/last.pt ]]; then
+  echo "budget_grid.sh: $run_dir already holds a run; remove it to run the cell again" >&2
+  exit 1
+fi
+build/nmt train --config "$config" "${data[@]}" --set train.monitor_splits= \
+  --set train.max_minutes="$minutes" --set train.name="$name" "$@"
+checkpoint=$run_dir/averaged.pt
+if [[ ! -e $checkpoint ]] || [[ $(/usr/bin/python3 -c 'import json, sys
+records = [json.loads(l) for l in open(sys.argv[1]) if "\"averaged\"" in l]
+print(records[-1].get("better_than_final") if records else None)' "$run_dir/metrics.jsonl") == False ]]; then
+  checkpoint=$run_dir/best.pt
+fi
+mkdir -p "$out"
+build/nmt evaluate --checkpoint "$checkpoint" --beam 5 --length-penalty 2.0 --split "$test_split" \
+  --json "$out/results.json" --hyp-dir "$out"
+cp "$run_dir/config.json" "$run_dir/metrics.jsonl" "$out/"
+gzip -c "$run_dir/train.log" >"$out/train.log.gz"
+gzip -f "$out"/hyp.* 2>/dev/null || true
+echo "budget_grid.sh: $out"

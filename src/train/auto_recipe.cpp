@@ -1,0 +1,309 @@
+#include "train/auto_recipe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/precision.h"
+#include "core/utf8.h"
+#include "data/line_reader.h"
+#include "train/bench.h"
+#include "train/flops.h"
+
+namespace nmt {
+namespace {
+
+using A = AutoAnchor;
+
+std::string number(double value, const char* format = "%.3g") {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+std::string thousands(double value) {
+  std::string digits = std::to_string(int64_t(std::llround(value)));
+  for (int i = int(digits.size()) - 3; i > 0 && digits[size_t(i - 1)] != '-'; i -= 3)
+    digits.insert(size_t(i), ",");
+  return digits;
+}
+
+/// The training budget in target pieces, and what bounds it.
+struct Budget {
+  double tokens = 0.0;  ///< target pieces (eos included) the run will train on
+  double epochs = 0.0;  ///< tokens / the corpus's target pieces
+  double steps = 0.0;   ///< tokens / the target pieces of a batch
+  std::string by;       ///< "max_minutes 10 at about 5,200 target pieces/s"
+};
+
+class Sizer {
+ public:
+  Sizer(Config& config, const CorpusProfile& corpus, const HostSpeed& host)
+      : config_(config), corpus_(corpus), host_(host) {
+    const double pairs = double(corpus.pairs);
+    tgt_pieces_ = double(corpus.tgt_bytes) / A::kBytesPerPiece + pairs;  // + eos each
+    src_pieces_ = double(corpus.src_bytes) / A::kBytesPerPiece + pairs;
+  }
+
+  bool wants(const std::string& key) const {
+    const auto& keys = config_.auto_keys;
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  }
+
+  void choose(const std::string& key, const nlohmann::json& value, const std::string& why) {
+    if (!wants(key)) return;
+    config_.auto_choices.push_back({key, value.dump(), why});
+  }
+
+  /// Target pieces per second of a model of this shape and vocabulary on the corpus's mean pair.
+  double pieces_per_second(const ModelConfig& shape, int64_t vocab) const {
+    ModelConfig model = shape;
+    model.tgt_vocab_size = vocab;
+    BatchShape pair;
+    pair.rows = 1;
+    pair.src_len = std::max<int64_t>(1, std::llround(src_pieces_ / double(corpus_.pairs)));
+    pair.tgt_len = std::max<int64_t>(1, std::llround(tgt_pieces_ / double(corpus_.pairs)));
+    pair.tgt_tokens = pair.tgt_len;
+    return host_.model_flops / (training_flops(model, pair) / double(pair.tgt_tokens));
+  }
+
+  Budget budget(const ModelConfig& shape, int64_t vocab, int64_t batch_tokens) const {
+    const TrainConfig& train = config_.train;
+    const double batch_pieces = double(batch_tokens) * A::kTargetShare;
+    Budget budget;
+    budget.tokens = std::numeric_limits<double>::infinity();
+    if (train.max_minutes > 0.0) {
+      const double rate = pieces_per_second(shape, vocab);
+      budget.tokens = train.max_minutes * 60.0 * rate;
+      budget.by = "train.max_minutes " + number(train.max_minutes, "%g") + " at about " +
+                  thousands(rate) + " target pieces/s";
+    }
+    if (train.max_steps > 0 && double(train.max_steps) * batch_pieces < budget.tokens) {
+      budget.tokens = double(train.max_steps) * batch_pieces;
+      budget.by = "train.max_steps " + std::to_string(train.max_steps);
+    }
+    if (train.max_epochs > 0 && double(train.max_epochs) * tgt_pieces_ < budget.tokens) {
+      budget.tokens = double(train.max_epochs) * tgt_pieces_;
+      budget.by = "train.max_epochs " + std::to_string(train.max_epochs);
+    }
+    budget.epochs = budget.tokens / tgt_pieces_;
+    budget.steps = budget.tokens / batch_pieces;
+    return budget;
+  }
+
+  std::string describe(const Budget& budget) const {
+    return "about " + thousands(budget.tokens) + " target pieces (" + budget.by + "), " +
+           number(budget.epochs) + " epochs of " + thousands(tgt_pieces_);
+  }
+
+  void size() {
+    const TrainConfig& train = config_.train;
+    if (train.max_steps <= 0 && train.max_minutes <= 0.0 && train.max_epochs <= 0) {
+      throw Error(
+          "\"auto\" sizes the recipe for a budget: set train.max_minutes, train.max_steps or "
+          "train.max_epochs");
+    }
+    if (corpus_.pairs == 0) throw Error("\"auto\": the training corpus has no pairs");
+    size_shape();
+    size_vocabulary();
+    size_regularisation();
+    size_batches();
+    size_schedule();
+    config_.auto_keys.clear();
+  }
+
+ private:
+  /// Width and depth: the tuned shape, or Transformer base (Vaswani et al. 2017) where the
+  /// budget trains on 16 times the tuned hour's pieces and the corpus has 200,000+ pairs.
+  void size_shape() {
+    ModelConfig& model = config_.model;
+    ModelConfig anchor = model;
+    anchor.d_model = 256, anchor.n_heads = 4, anchor.encoder_layers = 3;
+    anchor.decoder_layers = 3, anchor.d_ff = 1024;
+    const Budget at_anchor = budget(anchor, A::kVocab, A::kBatchTokens);
+    const double tuned_hour = A::kTunedHourPieces;
+    const bool big = at_anchor.tokens >= 16.0 * tuned_hour && corpus_.pairs >= 200000;
+    const std::string why = std::string(big ? "Transformer base" : "the tuned shape") +
+                            ": the budget trains on " + describe(at_anchor) +
+                            ", and the corpus has " + thousands(double(corpus_.pairs)) +
+                            " pairs (Transformer base takes 16x the tuned hour's " +
+                            thousands(tuned_hour) + " and 200,000 pairs)";
+    const int64_t d_model = big ? 512 : 256, layers = big ? 6 : 3, d_ff = big ? 2048 : 1024;
+    if (wants("model.d_model")) model.d_model = d_model;
+    if (wants("model.encoder_layers")) model.encoder_layers = layers;
+    if (wants("model.decoder_layers")) model.decoder_layers = layers;
+    if (wants("model.d_ff")) model.d_ff = d_ff;
+    if (wants("model.n_heads")) model.n_heads = std::max<int64_t>(1, model.d_model / 64);
+    choose("model.d_model", model.d_model, why);
+    choose("model.encoder_layers", model.encoder_layers, why);
+    choose("model.decoder_layers", model.decoder_layers, why);
+    choose("model.d_ff", model.d_ff, why);
+    choose("model.n_heads", model.n_heads, "d_model / 64 (heads of 64 dimensions)");
+  }
+
+  /// Vocabulary: the tuned 4,000 pieces scaled by the square root of the characters the run
+  /// trains on (the corpus, or the part of it the budget reaches), at least the alphabet + 500.
+  void size_vocabulary() {
+    DataConfig& data = config_.data;
+    if (!wants("data.vocab_size")) return;
+    const Budget reach = budget(config_.model, A::kVocab, A::kBatchTokens);
+    const double chars = double(corpus_.src_chars + corpus_.tgt_chars);
+    const double seen = chars * std::min(1.0, reach.epochs);
+    const int64_t scaled =
+        std::llround(double(A::kVocab) * std::sqrt(seen / A::kChars) / 500.0) * 500;
+    const int64_t clamped = std::clamp<int64_t>(scaled, 2000, 32000);
+    const int64_t alphabet = data.joint_vocab
+                                 ? corpus_.joint_alphabet
+                                 : std::max(corpus_.src_alphabet, corpus_.tgt_alphabet);
+    const int64_t floor = (alphabet + 500 + 499) / 500 * 500;  // alphabet + 500, up to 500s
+    data.vocab_size = std::max(clamped, floor);
+    std::string why =
+        "4,000 x sqrt(" + thousands(seen) + " characters " +
+        (reach.epochs < 1.0
+             ? "the budget reaches, " + number(reach.epochs) + " of the corpus's epoch"
+             : "of the corpus") +
+        " / Multi30k's 3,819,194) = " + thousands(double(A::kVocab) * std::sqrt(seen / A::kChars)) +
+        ", to 500s within [2,000, 32,000]";
+    if (data.vocab_size > clamped) {
+      why += ", raised to the " + thousands(double(alphabet)) + "-character alphabet + 500";
+    }
+    choose("data.vocab_size", data.vocab_size, why);
+  }
+
+  /// Dropout and label smoothing from the epochs the budget allows: the tuned 0.15 and 0.2 at
+  /// the tuned hour's 28 epochs; 0.05 less dropout per halving (a run that sees each pair a few
+  /// times does not overfit), 0.05 more per doubling, within [0.05, 0.3].
+  void size_regularisation() {
+    const Budget reach = budget(config_.model, config_.data.vocab_size, A::kBatchTokens);
+    const double raw = 0.15 + 0.05 * std::log2(reach.epochs / A::kEpochs);
+    const double dropout = std::clamp(double(std::lround(raw * 20.0)) / 20.0, 0.05, 0.3);
+    const std::string epochs = number(reach.epochs) + " epochs (" + describe(reach) + ")";
+    if (wants("model.dropout")) config_.model.dropout = dropout;
+    choose("model.dropout", dropout,
+           "0.15 + 0.05 x log2(" + number(reach.epochs) + " / 28 epochs) = " + number(raw) +
+               ", to 0.05s within [0.05, 0.3]; " + epochs);
+    const double smoothing = reach.epochs >= A::kEpochs / 2 ? 0.2 : 0.1;
+    if (wants("train.label_smoothing")) config_.train.label_smoothing = smoothing;
+    choose("train.label_smoothing", smoothing,
+           std::string(smoothing > 0.1 ? "0.2 (the tuned value): at least " : "0.1: under ") +
+               "14 epochs, half the tuned hour's 28; " + epochs);
+  }
+
+  /// Batches: the tuned 2,048 tokens, halved where the budget would give under 1,000 steps,
+  /// doubled (a GPU's long run) where it would give over 60,000.
+  void size_batches() {
+    if (!wants("data.batch_tokens")) return;
+    const Budget reach = budget(config_.model, config_.data.vocab_size, A::kBatchTokens);
+    int64_t batch = A::kBatchTokens;
+    std::string why = "2,048 (the tuned value): ";
+    if (config_.train.max_steps > 0 && reach.by.rfind("train.max_steps", 0) == 0) {
+      why += "the budget is counted in steps";
+    } else if (reach.steps < 1000) {
+      batch = 1024, why = "1,024: under 1,000 steps of 2,048 tokens; ";
+    } else if (reach.steps > 60000) {
+      batch = 4096, why = "4,096: over 60,000 steps of 2,048 tokens; ";
+    } else {
+      why += "1,000 to 60,000 steps; ";
+    }
+    if (why.back() == ' ') why += "about " + thousands(reach.steps) + " steps of 2,048 tokens";
+    config_.data.batch_tokens = batch;
+    choose("data.batch_tokens", batch, why);
+  }
+
+  /// Peak learning rate: the tuned 1.5e-3 x sqrt(batch tokens / 2,048) x sqrt(256 / d_model);
+  /// warmup: 10% of the budget (the tuned 800 steps were 10.8% of the hour).
+  void size_schedule() {
+    const double lr = A::kLr * std::sqrt(double(config_.data.batch_tokens) / A::kBatchTokens) *
+                      std::sqrt(256.0 / double(config_.model.d_model));
+    const double rounded = std::stod(number(lr));
+    if (wants("train.lr")) config_.train.lr = rounded;
+    choose("train.lr", rounded,
+           "1.5e-3 x sqrt(data.batch_tokens " + std::to_string(config_.data.batch_tokens) +
+               " / 2,048) x sqrt(256 / model.d_model " + std::to_string(config_.model.d_model) +
+               ")");
+    if (wants("train.warmup")) {
+      config_.train.warmup = Warmup{0, 10.0};
+      choose("train.warmup", "10%",
+             "10% of the budget (the tuned 800 steps were 10.8% of the hour's 7,415; on Multi30k "
+             "in 8 minutes the share reached 30.6 BLEU, 800 steps 28.9)");
+    }
+  }
+
+  Config& config_;
+  const CorpusProfile& corpus_;
+  const HostSpeed& host_;
+  double tgt_pieces_ = 0.0, src_pieces_ = 0.0;
+};
+
+}  // namespace
+
+CorpusProfile profile_corpus(const DataConfig& data) {
+  CorpusProfile profile;
+  std::unordered_set<char32_t> src_alphabet, tgt_alphabet;
+  std::string src, tgt;
+  for (const auto& corpus : data.train) {
+    PairReader reader(data, corpus);
+    while (reader.next(src, tgt)) {
+      ++profile.pairs;
+      profile.src_bytes += int64_t(src.size());
+      profile.tgt_bytes += int64_t(tgt.size());
+      for (const char32_t c : utf8_decode(src)) src_alphabet.insert(c), ++profile.src_chars;
+      for (const char32_t c : utf8_decode(tgt)) tgt_alphabet.insert(c), ++profile.tgt_chars;
+    }
+  }
+  profile.src_alphabet = int64_t(src_alphabet.size());
+  profile.tgt_alphabet = int64_t(tgt_alphabet.size());
+  for (const char32_t c : tgt_alphabet) src_alphabet.insert(c);
+  profile.joint_alphabet = int64_t(src_alphabet.size());
+  return profile;
+}
+
+HostSpeed measure_host_speed(const TrainConfig& train) {
+  const at::Device device = resolve_device(train.device);
+  HostSpeed speed;
+  if (device.is_cpu()) {
+    const double ceiling = ceiling_gflops_at(1024, "fp32", device);
+    speed.model_flops = A::kHostEfficiency * ceiling * 1e9;
+    speed.how =
+        "0.7 x the fp32 matmul ceiling measured now, " + number(ceiling, "%.0f") + " GFLOP/s";
+  } else {
+    const bool bf16 = resolve_precision(train.precision, device) == Precision::kBf16;
+    const double ceiling = ceiling_gflops_at(4096, bf16 ? "bf16" : "fp32", device);
+    speed.model_flops = 0.3 * ceiling * 1e9;
+    speed.how = "0.3 x the " + std::string(bf16 ? "bf16" : "fp32") +
+                " matmul ceiling measured now, " + number(ceiling, "%.0f") +
+                " GFLOP/s (not calibrated on GPUs)";
+  }
+  return speed;
+}
+
+void size_recipe(Config& config, const CorpusProfile& corpus, const HostSpeed& host) {
+  if (config.auto_keys.empty()) return;
+  Sizer(config, corpus, host).size();
+}
+
+void resolve_auto(Config& config) {
+  if (config.auto_keys.empty()) return;
+  const CorpusProfile corpus = profile_corpus(config.data);
+  const HostSpeed host = measure_host_speed(config.train);
+  size_recipe(config, corpus, host);
+  config.auto_choices.push_back(
+      {"corpus", nlohmann::json(thousands(double(corpus.pairs)) + " pairs").dump(),
+       thousands(double(corpus.src_chars)) + " source and " + thousands(double(corpus.tgt_chars)) +
+           " target characters (" + thousands(double(corpus.src_bytes + corpus.tgt_bytes)) +
+           " bytes), alphabets of " + thousands(double(corpus.src_alphabet)) + " and " +
+           thousands(double(corpus.tgt_alphabet)) + " characters (" +
+           thousands(double(corpus.joint_alphabet)) + " together)"});
+  config.auto_choices.push_back(
+      {"host", nlohmann::json(number(host.model_flops / 1e9, "%.0f") + " GFLOP/s").dump(),
+       host.how});
+  config.validate();
+}
+
+}  // namespace nmt

@@ -1,0 +1,293 @@
+// train/auto_recipe.h: "auto" keys sized from the corpus and the budget, the rules pinned on
+// made-up corpus profiles; core/config.h's reading of "auto"; nmt train with "auto" end to end
+// (the log and config.json give every choice, a resume keeps them).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_test_util.h"
+#include "core/error.h"
+#include "test_util.h"
+#include "train/auto_recipe.h"
+#include "trainer_test_util.h"
+
+namespace nmt {
+namespace {
+
+using namespace test;  // NOLINT: the shared test helpers
+using nlohmann::json;
+
+/// A config whose every auto-sized key is "auto", with a time budget of `minutes`.
+Config all_auto(double minutes) {
+  Config config =
+      config_from_json(json{{"model",
+                             {{"d_model", "auto"},
+                              {"n_heads", "auto"},
+                              {"encoder_layers", "auto"},
+                              {"decoder_layers", "auto"},
+                              {"d_ff", "auto"},
+                              {"dropout", "auto"}}},
+                            {"data", {{"vocab_size", "auto"}, {"batch_tokens", "auto"}}},
+                            {"train",
+                             {{"lr", "auto"},
+                              {"warmup", "auto"},
+                              {"label_smoothing", "auto"},
+                              {"max_epochs", 0},
+                              {"max_minutes", minutes}}}},
+                       "test");
+  return config;
+}
+
+/// A corpus like Multi30k en-de scaled to `pairs` pairs: 66 source and 66 target characters
+/// (bytes) per pair, alphabets of 100 characters.
+CorpusProfile latin_corpus(int64_t pairs) {
+  CorpusProfile corpus;
+  corpus.pairs = pairs;
+  corpus.src_bytes = corpus.src_chars = 66 * pairs;
+  corpus.tgt_bytes = corpus.tgt_chars = 66 * pairs;
+  corpus.src_alphabet = corpus.tgt_alphabet = 90;
+  corpus.joint_alphabet = 100;
+  return corpus;
+}
+
+/// The speed of this kind of host (2 cores with AMX): 240 GFLOP/s of model matmuls.
+const HostSpeed kHost{240e9, "test"};
+
+Config sized(Config config, const CorpusProfile& corpus, const HostSpeed& host = kHost) {
+  size_recipe(config, corpus, host);
+  EXPECT_TRUE(config.auto_keys.empty());
+  config.validate();
+  return config;
+}
+
+std::string why(const Config& config, const std::string& key) {
+  for (const auto& choice : config.auto_choices) {
+    if (choice.key == key) return choice.why;
+  }
+  return "";
+}
+
+TEST(AutoConfig, AutoValuesAreKeysToSizeAndWrittenBackAsAuto) {
+  const Config config = all_auto(10);
+  EXPECT_EQ(config.auto_keys.size(), auto_sized_keys().size());
+  const json written = config_to_json(config);
+  EXPECT_EQ(written["data"]["vocab_size"], "auto");
+  EXPECT_EQ(written["train"]["warmup"], "auto");
+  EXPECT_EQ(config_from_json(written, "again").auto_keys.size(), auto_sized_keys().size());
+  // Keys with their own "auto" (train.device) keep it; "auto" where nothing sizes it is an error
+  // that lists the keys that take it.
+  EXPECT_EQ(config_from_json(json{{"train", {{"device", "auto"}}}}, "t").train.device, "auto");
+  try {
+    config_from_json(json{{"model", {{"max_len", "auto"}}}}, "t");
+    FAIL() << "model.max_len = \"auto\" was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the keys that take \"auto\": data.vocab_size"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(AutoConfig, AnExplicitValueOverAutoWinsAndIsRecorded) {
+  const auto dir = temp_dir("auto_layers");
+  std::ofstream(dir / "base.json") << R"({"data": {"vocab_size": "auto", "batch_tokens": "auto"},
+                                          "model": {"dropout": "auto"}})";
+  std::ofstream(dir / "mine.json") << R"({"inherit": "base.json", "data": {"vocab_size": 6000}})";
+  Config config = load_config(dir / "mine.json");
+  EXPECT_EQ(config.data.vocab_size, 6000);
+  EXPECT_EQ(config.auto_keys, (std::vector<std::string>{"data.batch_tokens", "model.dropout"}));
+  ASSERT_EQ(config.auto_choices.size(), 1u);
+  EXPECT_EQ(config.auto_choices[0].key, "data.vocab_size");
+  EXPECT_EQ(config.auto_choices[0].value, "6000");
+  EXPECT_NE(config.auto_choices[0].why.find("mine.json"), std::string::npos);
+  apply_overrides(config, {"model.dropout=0.3", "train.lr=auto"});
+  EXPECT_EQ(config.model.dropout, 0.3);
+  EXPECT_EQ(config.auto_keys, (std::vector<std::string>{"data.batch_tokens", "train.lr"}));
+  ASSERT_EQ(config.auto_choices.size(), 2u);
+  EXPECT_EQ(config.auto_choices[1].key, "model.dropout");
+  EXPECT_NE(config.auto_choices[1].why.find("--set"), std::string::npos);
+  // Sizing leaves the explicit values alone.
+  const Config done = sized(config, latin_corpus(29000));
+  EXPECT_EQ(done.data.vocab_size, 6000);
+  EXPECT_EQ(done.model.dropout, 0.3);
+}
+
+TEST(AutoRecipe, AtTheTunedPointItIsTheTunedRecipe) {
+  // Multi30k's 29,000 pairs for 28 epochs, the hour the recipe was tuned in.
+  Config config = all_auto(0);
+  config.train.max_epochs = 28;
+  const Config done = sized(config, latin_corpus(29000));
+  EXPECT_EQ(done.data.vocab_size, 4000);
+  EXPECT_EQ(done.model.d_model, 256);
+  EXPECT_EQ(done.model.n_heads, 4);
+  EXPECT_EQ(done.model.encoder_layers, 3);
+  EXPECT_EQ(done.model.decoder_layers, 3);
+  EXPECT_EQ(done.model.d_ff, 1024);
+  EXPECT_DOUBLE_EQ(done.model.dropout, 0.15);
+  EXPECT_DOUBLE_EQ(done.train.label_smoothing, 0.2);
+  EXPECT_EQ(done.data.batch_tokens, 2048);
+  EXPECT_DOUBLE_EQ(done.train.lr, 1.5e-3);
+  EXPECT_EQ(done.train.warmup.text(), "10%");
+  // Every choice is recorded with its reason, and survives config.json (a resume reads it).
+  EXPECT_NE(why(done, "data.vocab_size").find("sqrt"), std::string::npos);
+  EXPECT_NE(why(done, "model.dropout").find("28 epochs"), std::string::npos);
+  const Config reread = config_from_json(config_to_json(done), "config.json");
+  EXPECT_TRUE(reread.auto_keys.empty());
+  EXPECT_EQ(config_to_json(reread), config_to_json(done));
+}
+
+TEST(AutoRecipe, ShippedAutoConfigIsTheDefaultRecipeAtTheTunedPoint) {
+  const std::string configs = std::string(NMT_SOURCE_DIR) + "/configs/";
+  Config config = load_config(configs + "auto.json");
+  EXPECT_EQ(config.auto_keys.size(), auto_sized_keys().size());
+  config.train.max_minutes = 0;
+  config.train.max_epochs = 28;
+  const json done = config_to_json(sized(config, latin_corpus(29000)));
+  const json tuned = config_to_json(load_config(configs + "multi30k_en_de.json"));
+  for (const auto& key : auto_sized_keys()) {
+    const auto dot = key.find('.');
+    const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
+    EXPECT_EQ(done[section][name], tuned[section][name]) << key;
+  }
+}
+
+TEST(AutoRecipe, ALargerCorpusGetsALargerVocabulary) {
+  Config config = all_auto(0);
+  config.train.max_epochs = 20;  // a budget that sees every corpus whole
+  const Config small = sized(config, latin_corpus(3000));
+  const Config medium = sized(config, latin_corpus(29000));
+  const Config large = sized(config, latin_corpus(200000));
+  EXPECT_EQ(small.data.vocab_size, 2000);  // 4,000 x sqrt(0.1) = 1,283: the floor
+  EXPECT_EQ(medium.data.vocab_size, 4000);
+  EXPECT_EQ(large.data.vocab_size, 10500);  // 4,000 x sqrt(6.9) = 10,507
+  // Ten minutes reach a fifth of a million pairs: the vocabulary is sized for that fifth.
+  const Config huge = sized(config, latin_corpus(1000000));
+  config.train.max_epochs = 0;
+  config.train.max_minutes = 10;
+  const Config short_run = sized(config, latin_corpus(1000000));
+  EXPECT_EQ(huge.data.vocab_size, 23500);
+  EXPECT_LT(short_run.data.vocab_size, 12000);
+  EXPECT_NE(why(short_run, "data.vocab_size").find("the budget reaches"), std::string::npos);
+}
+
+TEST(AutoRecipe, TheVocabularyHoldsTheAlphabet) {
+  Config config = all_auto(60);
+  CorpusProfile corpus = latin_corpus(20000);
+  corpus.tgt_alphabet = 5000;  // a Chinese target
+  corpus.joint_alphabet = 5100;
+  const Config done = sized(config, corpus);
+  EXPECT_EQ(done.data.vocab_size, 6000);  // 5,100 + 500, in 500s
+  EXPECT_NE(why(done, "data.vocab_size").find("alphabet"), std::string::npos);
+}
+
+TEST(AutoRecipe, RegularisationFollowsTheEpochsTheBudgetAllows) {
+  const CorpusProfile corpus = latin_corpus(29000);
+  const Config ten = sized(all_auto(10), corpus);
+  const Config hour = sized(all_auto(60), corpus);
+  Config many = all_auto(0);
+  many.train.max_epochs = 200;  // 200 epochs: a small corpus for a long time
+  const Config long_run = sized(many, corpus);
+  EXPECT_LT(ten.model.dropout, hour.model.dropout);
+  EXPECT_LT(hour.model.dropout, long_run.model.dropout);
+  EXPECT_DOUBLE_EQ(ten.model.dropout, 0.05);
+  EXPECT_DOUBLE_EQ(long_run.model.dropout, 0.3);
+  EXPECT_DOUBLE_EQ(ten.train.label_smoothing, 0.1);
+  EXPECT_DOUBLE_EQ(hour.train.label_smoothing, 0.2);
+  // The warmup is a share of whatever the budget is: it scales with it.
+  EXPECT_EQ(ten.train.warmup.text(), "10%");
+  EXPECT_EQ(hour.train.warmup.text(), "10%");
+}
+
+TEST(AutoRecipe, BatchesAndShapeFollowTheBudget) {
+  const CorpusProfile corpus = latin_corpus(300000);
+  const Config three = sized(all_auto(3), corpus);
+  EXPECT_EQ(three.data.batch_tokens, 1024);  // under 1,000 steps of 2,048
+  EXPECT_NEAR(three.train.lr, 1.5e-3 / std::sqrt(2.0), 1e-5);
+  EXPECT_EQ(three.model.d_model, 256);
+  // A GPU's hour (40x this host) on 300,000 pairs: Transformer base, wider batches, lower lr.
+  const Config gpu = sized(all_auto(60), corpus, HostSpeed{40 * 240e9, "test"});
+  EXPECT_EQ(gpu.model.d_model, 512);
+  EXPECT_EQ(gpu.model.n_heads, 8);
+  EXPECT_EQ(gpu.model.encoder_layers, 6);
+  EXPECT_EQ(gpu.model.d_ff, 2048);
+  EXPECT_EQ(gpu.data.batch_tokens, 4096);
+  EXPECT_NEAR(gpu.train.lr, 1.5e-3, 1e-5);  // sqrt(2) x sqrt(1/2)
+  // The same hour on a small corpus keeps the tuned shape.
+  EXPECT_EQ(sized(all_auto(60), latin_corpus(29000), HostSpeed{40 * 240e9, "t"}).model.d_model,
+            256);
+}
+
+TEST(AutoRecipe, WithoutABudgetThereIsNothingToSizeFor) {
+  Config config = all_auto(0);
+  try {
+    size_recipe(config, latin_corpus(1000), kHost);
+    FAIL() << "sized without a budget";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.max_minutes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
+  const auto dir = temp_dir("auto_profile");
+  std::ofstream(dir / "a.src") << "ab\ncab\n";
+  std::ofstream(dir / "a.tgt") << "日本\nxy\n";
+  DataConfig data;
+  CorpusSpec files;
+  files.kind = CorpusKind::kFiles;
+  files.src = (dir / "a.src").string();
+  files.tgt = (dir / "a.tgt").string();
+  data.train = {files};
+  const CorpusProfile corpus = profile_corpus(data);
+  EXPECT_EQ(corpus.pairs, 2);
+  EXPECT_EQ(corpus.src_chars, 5);
+  EXPECT_EQ(corpus.src_bytes, 5);
+  EXPECT_EQ(corpus.tgt_chars, 4);
+  EXPECT_EQ(corpus.tgt_bytes, 8);
+  EXPECT_EQ(corpus.src_alphabet, 3);
+  EXPECT_EQ(corpus.tgt_alphabet, 4);
+  EXPECT_EQ(corpus.joint_alphabet, 7);
+}
+
+TEST(AutoTrain, TheLogAndConfigJsonGiveEveryChoiceAndAResumeKeepsThem) {
+  const auto dir = temp_dir("auto_train");
+  json config = config_to_json(tiny_config(dir / "run"));
+  for (const char* key : {"lr", "warmup", "label_smoothing"}) config["train"][key] = "auto";
+  config["model"]["dropout"] = "auto";
+  config["data"]["batch_tokens"] = "auto";
+  config["data"]["vocab_size"] = "auto";
+  config["train"]["max_epochs"] = 0;
+  config["train"]["max_steps"] = 3;
+  std::ofstream(dir / "config.json") << config.dump(2);
+  // The explicit vocabulary given over "auto" wins (the tiny corpus cannot fill 2,000 pieces).
+  const pid_t trained = spawn_nmt(
+      {"train", "--config", (dir / "config.json").string(), "--set", "data.vocab_size=150"},
+      dir / "log");
+  ASSERT_EQ(wait_exit_code(trained), 0) << read_text(dir / "log");
+  const std::string log = read_text(dir / "run" / "train.log");
+  for (const char* line :
+       {"auto: train.lr = ", "auto: train.warmup = \"10%\": 10% of the budget",
+        "auto: model.dropout = ", "auto: data.batch_tokens = 2048: 2,048",
+        "auto: data.vocab_size = 150: given by --set over \"auto\"", "auto: host = "}) {
+    EXPECT_NE(log.find(line), std::string::npos) << line << "\n" << log;
+  }
+  const json written = json::parse(read_text(dir / "run" / "config.json"));
+  EXPECT_EQ(written["train"]["warmup"], "10%");
+  EXPECT_EQ(written["data"]["batch_tokens"], 2048);
+  EXPECT_TRUE(written["auto"].contains("model.dropout")) << written.dump(2);
+  const double dropout = written["model"]["dropout"];
+  const pid_t resumed =
+      spawn_nmt({"train", "--resume", (dir / "run").string(), "--set", "train.max_steps=5"},
+                dir / "resume_log");
+  ASSERT_EQ(wait_exit_code(resumed), 0) << read_text(dir / "resume_log");
+  const json after = json::parse(read_text(dir / "run" / "config.json"));
+  EXPECT_EQ(after["model"]["dropout"], dropout);
+  EXPECT_EQ(after["auto"], written["auto"]);
+  EXPECT_EQ(after["train"]["max_steps"], 5);
+}
+
+}  // namespace
+}  // namespace nmt
