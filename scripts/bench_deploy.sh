@@ -31,7 +31,8 @@
 # Results go to OUT (default docs/results/deploy_<run>): meta.json, runs.jsonl (every timed
 # command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/deploy_table.py writes
 # table.md there and into docs/deploy.md (its section between the deploy-table markers).
-# Environment, besides ct2_check.sh's: CT2_FLAVORS ("dnnl openblas"), CT2_LAYOUTS (inter x intra
+# Environment, besides ct2_check.sh's (SHORTLIST among them): TABLE_DOC (deploy.md, or none: the
+# table goes to OUT only, for a sitting docs/distill.md gathers), CT2_FLAVORS ("dnnl openblas"), CT2_LAYOUTS (inter x intra
 # threads, "THREADSx1 1xTHREADS"), CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples), REPEAT (3), OUT.
 source "$(dirname "$0")/ct2_check.sh"
 
@@ -43,6 +44,7 @@ for layout in "${ct2_layouts[@]}"; do
   [[ $layout =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || die "CT2_LAYOUTS: '$layout' is not INTERxINTRA"
 done
 repeat=${REPEAT:-3}
+table_doc=${TABLE_DOC:-deploy.md}
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "REPEAT=$repeat: a whole number of rounds, 1 or more"
 name=$(run_name)
 out=${OUT:-docs/results/deploy_$name}
@@ -146,8 +148,8 @@ EOF
 }
 
 case "${1:-}" in
-  "") run_grid; /usr/bin/python3 scripts/deploy_table.py --write "$out" ;;
-  table) /usr/bin/python3 scripts/deploy_table.py --write "$out" ;;
+  "") run_grid; /usr/bin/python3 scripts/deploy_table.py --write --doc "$table_doc" "$out" ;;
+  table) /usr/bin/python3 scripts/deploy_table.py --write --doc "$table_doc" "$out" ;;
   -h|--help) usage ;;
   *) echo "bench_deploy: unknown argument '$1' (none, table or --help)" >&2; exit 2 ;;
 esac

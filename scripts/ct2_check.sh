@@ -60,7 +60,9 @@
 # CT2_FLAVOR (dnnl), CT2_BUILD (build-ct2-<flavor>), CT2_MIRRORS (/work/.mirror), CT2_SOURCE (a recursive clone; no mirrors),
 # CT2_REF (v4.8.1), THREADS (2), BEAM (5), BATCH_SIZE (CTranslate2 --batch_size, 32),
 # DATA_DIR (data/multi30k), SPLIT (test_2016_flickr), OUT, SPM_ENCODE / SPM_DECODE (spm_encode /
-# spm_decode). The goal (issue 58): float32 outputs identical to nmt's for >= 99% of the
+# spm_decode), SHORTLIST (a lexical shortlist, `nmt shortlist`: nmt decodes with --shortlist,
+# CTranslate2 with it exported as vmap.txt and --use_vmap; the run's name gains "_shortlist").
+# The goal (issue 58): float32 outputs identical to nmt's for >= 99% of the
 # sentences and BLEU within 0.1, greedy and beam; compare exits 1 when it is missed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -77,6 +79,8 @@ data_dir=${DATA_DIR:-data/multi30k}
 split=${SPLIT:-test_2016_flickr}
 spm_encode=${SPM_ENCODE:-spm_encode}
 spm_decode=${SPM_DECODE:-spm_decode}
+shortlist=${SHORTLIST:-}
+[[ -z $shortlist || -f $shortlist ]] || { echo "ct2_check: error: SHORTLIST=$shortlist: no such file" >&2; exit 1; }
 # The settings of one build flavor (see the top): flavor, ct2_cmake_flags, ct2_package, and the
 # paths build, src_tree, prefix, ct2 and logs. CT2_BUILD names the build of CT2_FLAVOR only.
 set_flavor() {
@@ -107,7 +111,7 @@ usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0";
 run_name() {
   local dir=$ckpt
   [[ -d $dir ]] || dir=$(dirname "$ckpt")
-  basename "$(realpath -m "$dir")"
+  echo "$(basename "$(realpath -m "$dir")")${shortlist:+_shortlist}"
 }
 
 install_missing() {
@@ -246,7 +250,8 @@ stage_export() {
   mkdir -p "$models"
   for q in float32 int8; do
     rm -rf "${models:?}/$q"
-    "$nmt" export --checkpoint "$ckpt" --format ctranslate2 --output "$models/$q" --quantization "$q"
+    "$nmt" export --checkpoint "$ckpt" --format ctranslate2 --output "$models/$q" --quantization "$q" \
+      ${shortlist:+--shortlist "$shortlist"}
   done
 }
 
@@ -323,13 +328,13 @@ ct2_command() {
        --device cpu --compute_type "$1" --intra_threads "$5" --inter_threads "$6"
        --beam_size "$2" --length_penalty 0 --batch_size "$7" --batch_type "$8"
        --max_input_length "$max_len" --max_decoding_length "$limit" --min_decoding_length 0
-       --suppress_sequences "$pad,$bos")
+       --suppress_sequences "$pad,$bos" ${shortlist:+--use_vmap})
 }
 # Usage: nmt_command BEAM INPUT OUTPUT [more nmt translate options]
 nmt_command() {
   cmd=("$nmt" translate --checkpoint "$ckpt" --device cpu --precision fp32 --threads "$threads"
        --beam "$1" --nbest 1 --length-penalty 0 --early-stopping=false --max-len "$limit"
-       --input "$2" --output "$3" "${@:4}")
+       --input "$2" --output "$3" ${shortlist:+--shortlist "$shortlist"} "${@:4}")
 }
 
 stage_translate() {

@@ -11,6 +11,8 @@ Usage:
                                         DIR/table.md and the section of docs/deploy.md
                                         between its deploy-table markers
   scripts/deploy_table.py --check DIR   exit 1 when either differs from what DIR gives
+  --doc none                            DIR/table.md only (a sitting another table gathers,
+                                        such as docs/distill.md's)
 
 Per cell: BLEU and chrF2 (sacreBLEU's defaults, scripts/reference_metrics.py), sentences/s and
 target tokens/s after start-up (the run on the first sentence alone taken off the whole run),
@@ -204,43 +206,26 @@ def table(folder):
     return "\n".join(lines) + "\n"
 
 
-def with_section(doc, folder, text):
-    """docs/deploy.md with the section of `folder` (its begin marker names it) replaced by
-    `text`, or the document's only section when none names it."""
-    new = doc_tables.section(BEGIN, END, ROOT, folder, text.rstrip("\n"))
-    try:
-        return doc_tables.replace_section(doc, new, BEGIN, END, DOC, "deploy_table")
-    except SystemExit as e:
-        raise TableError(str(e)) from e
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", action="store_true", help="write DIR/table.md, docs/deploy.md")
     group.add_argument("--check", action="store_true", help="exit 1 if either is stale")
+    parser.add_argument("--doc", default="deploy.md",
+                        help="docs/deploy.md (default) or none: the table goes to DIR only")
     parser.add_argument("dir", help="a folder written by scripts/bench_deploy.sh")
     args = parser.parse_args()
+    if args.doc not in ("deploy.md", "none"):
+        sys.exit(f"deploy_table.py: --doc {args.doc}: deploy.md or none")
     folder = Path(args.dir)
+    mode = "write" if args.write else "check" if args.check else "print"
     try:
         if args.write:
             score(folder)
-        text = table(folder)
-        doc = DOC.read_text(encoding="utf-8")
-        new_doc = with_section(doc, folder, text)
+        doc_tables.publish(folder, table(folder), None if args.doc == "none" else DOC, BEGIN,
+                           END, ROOT, "deploy_table.py", mode)
     except (TableError, KeyError, OSError, ValueError, ZeroDivisionError) as e:
         sys.exit(f"deploy_table.py: {args.dir}: {type(e).__name__} {e}")
-    target = folder / "table.md"
-    if args.write:
-        target.write_text(text, encoding="utf-8")
-        DOC.write_text(new_doc, encoding="utf-8")
-    elif args.check:
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            sys.exit(f"deploy_table.py: {target} differs from what {args.dir} gives (--write)")
-        if new_doc != doc:
-            sys.exit(f"deploy_table.py: {DOC} differs from what {args.dir} gives (--write)")
-    else:
-        sys.stdout.write(text)
 
 
 if __name__ == "__main__":

@@ -42,3 +42,27 @@ def write_or_check(doc_path, new_section, begin, end, tool, folder, write):
               f"{folder}", file=sys.stderr)
         return 1
     return 0
+
+
+def publish(folder, text, doc_path, begin, end, root, tool, mode):
+    """A results folder's table: `mode` "write" writes FOLDER/table.md and the document's section
+    (doc_path None: the table file only), "check" exits 1 when either differs from `text`, and
+    anything else prints `text`."""
+    folder = Path(folder)
+    target = folder / "table.md"
+    doc = new_doc = ""
+    if doc_path is not None:
+        doc = Path(doc_path).read_text(encoding="utf-8")
+        new_doc = replace_section(doc, section(begin, end, root, folder, text.rstrip("\n")),
+                                  begin, end, doc_path, tool)
+    if mode == "write":
+        target.write_text(text, encoding="utf-8")
+        if doc_path is not None:
+            Path(doc_path).write_text(new_doc, encoding="utf-8")
+    elif mode == "check":
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            sys.exit(f"{tool}: {target} differs from what {folder} gives (--write)")
+        if new_doc != doc:
+            sys.exit(f"{tool}: {doc_path} differs from what {folder} gives (--write)")
+    else:
+        sys.stdout.write(text)

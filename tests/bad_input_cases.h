@@ -7,8 +7,9 @@
 //
 // In arguments, {d} is the test's scratch directory, prepared by test_bad_input.cpp:
 //   ckpt.pt (a valid checkpoint), random.pt (random bytes), truncated.pt (ckpt.pt cut in half),
-//   empty.pt, text.pt (a JSON text), shape.pt (config d_model 64, weights d_model 32),
-//   wide.pt (a valid d_model 64 checkpoint), binary.txt (random bytes), *.json (configs),
+//   other.shortlist (a shortlist's header for another tokenizer), empty.pt, text.pt (a JSON
+//   text), shape.pt (config d_model 64, weights d_model 32), wide.pt (a valid d_model 64
+//   checkpoint), binary.txt (random bytes), *.json (configs),
 //   data/ (tiny.* fixture copies, mis.* misaligned, bin.* binary, void.* empty, short.tsv (a
 //   line of one field), cut.en.gz (tiny.en gzipped, cut in half), garbage.gz (gzip magic, then
 //   random bytes)), foreign.model (a SentencePiece model with SentencePiece's default ids),
@@ -228,6 +229,19 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
       {"translate", "ensemble-tokenizers-differ",
        {"translate", "--checkpoint", "{d}/ckpt.pt,{d}/foreign_tok.pt", "A dog."},
        "have different tokenizers"},
+      {"translate", "shortlist-per-source-zero",
+       {"shortlist", "--checkpoint", "{d}/ckpt.pt", "--src", "{d}/data/tiny.en", "--tgt",
+        "{d}/data/tiny.de", "--per-source", "0", "--output", "{d}/s.txt"},
+       "--per-source must be in 1..100000, got 0"},
+      {"translate", "shortlist-missing",
+       {"translate", "--checkpoint", "{d}/ckpt.pt", "--shortlist", "{d}/none.txt", "A dog."},
+       "none.txt: cannot read the shortlist"},
+      {"translate", "shortlist-not-a-shortlist",
+       {"translate", "--checkpoint", "{d}/ckpt.pt", "--shortlist", "{d}/binary.txt", "A dog."},
+       "binary.txt line 1: not an nmt shortlist"},
+      {"translate", "shortlist-for-another-vocabulary",
+       {"translate", "--checkpoint", "{d}/ckpt.pt", "--shortlist", "{d}/other.shortlist", "A dog."},
+       "other.shortlist: a shortlist for another vocabulary"},
       {"translate", "ensemble-member-missing",
        {"translate", "--checkpoint", "{d}/ckpt.pt,{d}/none.pt", "A dog."},
        "none.pt: checkpoint not found"},

@@ -78,6 +78,9 @@ void write_data_and_configs(const fs::path& d) {
   write(d / "data/void.en", "");
   write(d / "data/void.de", "");
   write(d / "binary.txt", random_bytes(4096, 4));
+  write(d / "other.shortlist",
+        "# nmt shortlist: vocabulary 0123456789abcdef, 150 source and 150 target pieces, 50 per "
+        "source, 100 frequent\n\t</s>\n");
   write(d / "data/short.tsv", "a dog\tein Hund\nonly one field\n");
   const std::string gz = test::gzip(test::slurp(fixtures / "tiny.en"));
   write(d / "data/cut.en.gz", gz.substr(0, gz.size() / 2));

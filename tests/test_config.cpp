@@ -112,7 +112,8 @@ nlohmann::json every_field_changed() {
             {"seed", 7},
             {"quantization", "int8"},
             {"no_repeat_ngram_size", 3},
-            {"repetition_penalty", 1.2}}}};
+            {"repetition_penalty", 1.2},
+            {"shortlist", "run/shortlist.txt"}}}};
 }
 
 // Every field, each changed from its default, survives save and load; and the hand-written list
@@ -132,7 +133,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 90u);
+  EXPECT_EQ(keys, 91u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);

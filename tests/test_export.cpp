@@ -253,6 +253,16 @@ TEST(ExportCt2, WritesConfigVocabularyAndTokenizer) {
   EXPECT_FALSE(fs::exists(dir / "ct2.tmp"));
 }
 
+TEST(ExportCt2, WritesTheShortlistAsVmap) {
+  const auto dir = test::temp_dir("export_vmap");
+  const auto loaded = checkpoint_of(dir, test::fixture_config());
+  ExportOptions options;
+  options.vmap = "\t</s> .\n";
+  const auto result = export_ctranslate2(loaded, dir / "ct2", options);
+  EXPECT_EQ(file_names(result).back(), "vmap.txt");
+  EXPECT_EQ(test::read_text(dir / "ct2" / "vmap.txt"), options.vmap);
+}
+
 // float32 export stores nmt's own numbers: q, k, v stacked, nothing rounded.
 TEST(ExportCt2, Float32WeightsRoundTripExactly) {
   const auto dir = test::temp_dir("export_float32");

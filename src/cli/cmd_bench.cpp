@@ -88,6 +88,12 @@ int run_bench_decode(int argc, char** argv) {
                 std::to_string(session.models.size()) +
                 " (time an ensemble with nmt evaluate, which reports sentences/s)");
   }
+  if (session.models.shortlist()) {
+    throw Error(
+        "nmt bench decode checks its searches against the naive loop over the whole "
+        "vocabulary; time --shortlist with nmt evaluate or scripts/bench_deploy.sh "
+        "(SHORTLIST=FILE)");
+  }
   const auto& data = session.loaded.config.data;
   const auto file = args.count("src")
                         ? std::filesystem::path(args["src"].as<std::string>())

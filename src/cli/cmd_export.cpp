@@ -1,12 +1,14 @@
 // nmt export: argv -> load_checkpoint -> export_ctranslate2, then a list of what was written.
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/choice.h"
 #include "core/error.h"
+#include "decode/shortlist.h"
 #include "export/ctranslate2.h"
 #include "train/checkpoint.h"
 
@@ -46,7 +48,10 @@ int run_export(int argc, char** argv) {
        "DIR")
       ("quantization", "how model.bin stores the weight matrices: float32, int16 or int8 (one "
        "scale per output row, about 4x smaller)",
-       cxxopts::value<std::string>()->default_value("float32"), "TYPE");
+       cxxopts::value<std::string>()->default_value("float32"), "TYPE")
+      ("shortlist", "also write this lexical shortlist (nmt shortlist) as vmap.txt, "
+       "CTranslate2's vocabulary map (translate with use_vmap)",
+       cxxopts::value<std::string>(), "FILE");
   // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
@@ -61,6 +66,12 @@ int run_export(int argc, char** argv) {
       require_choice<Ct2Quantization>("--quantization", args["quantization"].as<std::string>());
   const auto path = resolve_checkpoint(args["checkpoint"].as<std::string>());
   const LoadedModel loaded = load_checkpoint(path, at::kCPU);
+  if (args.count("shortlist")) {
+    std::ostringstream vmap;
+    Shortlist::load(args["shortlist"].as<std::string>(), loaded.tokenizer)
+        .write_vmap(vmap, loaded.tokenizer);
+    export_options.vmap = vmap.str();
+  }
   const auto result = export_ctranslate2(loaded, args["output"].as<std::string>(), export_options);
   print_export(path, loaded.state.step, result, export_options.quantization);
   return 0;

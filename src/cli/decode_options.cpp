@@ -6,6 +6,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "decode/shortlist.h"
 #include "model/quantize.h"
 
 namespace nmt::cli {
@@ -107,7 +108,10 @@ void add_decode_options(cxxopts::Options& options) {
        "them); a bilingual model accepts its own target only", cxxopts::value<std::string>(),
        "LANG")
       ("quantization", "CPU decoding with int8 linear layers: none | int8 "
-       "(decode.quantization)", cxxopts::value<std::string>(), "Q");
+       "(decode.quantization)", cxxopts::value<std::string>(), "Q")
+      ("shortlist", "score only the target pieces this lexical shortlist (nmt shortlist) "
+       "lists for the batch's source pieces, plus the frequent ones (decode.shortlist; none: "
+       "the whole vocabulary)", cxxopts::value<std::string>(), "FILE");
   // clang-format on
 }
 
@@ -148,6 +152,10 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
     base.mbr_metric =
         require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
   }
+  if (args.count("shortlist")) {
+    base.shortlist = args["shortlist"].as<std::string>();
+    if (base.shortlist == "none") base.shortlist.clear();
+  }
   if (args.count("quantization")) {
     base.quantization =
         require_choice<Quantization>("--quantization", args["quantization"].as<std::string>());
@@ -179,6 +187,7 @@ std::string describe_search(const DecodeConfig& decode) {
     description += ", early stopping";
   }
   if (decode.quantization == Quantization::kInt8) description += ", int8 weights";
+  if (!decode.shortlist.empty()) description += ", shortlist " + decode.shortlist;
   if (decode.no_repeat_ngram_size > 0) {
     description += ", no repeated " + std::to_string(decode.no_repeat_ngram_size) + "-grams";
   }
@@ -265,6 +274,10 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
     for (auto& member : members) session.weights = pack_float32(member);
   }
   session.models = Ensemble(std::move(members));
+  if (!decode.shortlist.empty()) {
+    session.models.set_shortlist(std::make_shared<const Shortlist>(
+        Shortlist::load(decode.shortlist, session.loaded.tokenizer)));
+  }
   session.translator =
       std::make_unique<Translator>(session.models, session.loaded.tokenizer, decode, device);
   // The target language: --tgt-lang, or the model's only one; a model of several targets

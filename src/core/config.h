@@ -408,6 +408,11 @@ struct DecodeConfig {
   /// step's renormalisation (CTranslate2's option of the same name; Keskar et al. 2019): > 1
   /// makes repeats less likely, 1 = off. Not in constrained search.
   double repetition_penalty = 1.0;
+  /// A lexical shortlist file (`nmt shortlist`; decode/shortlist.h): each batch scores only the
+  /// target pieces its sources' pieces make likely, plus the most frequent ones, instead of the
+  /// whole vocabulary (Marian's --shortlist, CTranslate2's vmap). Empty: the whole vocabulary.
+  /// A file learned for another tokenizer is refused. Not settable by server requests.
+  std::string shortlist;
 
   template <class F>
   void fields(F&& f) {
@@ -418,6 +423,7 @@ struct DecodeConfig {
     f("sample", sample), f("epsilon", epsilon), f("seed", seed);
     f("quantization", quantization);
     f("no_repeat_ngram_size", no_repeat_ngram_size), f("repetition_penalty", repetition_penalty);
+    f("shortlist", shortlist);
   }
   void validate() const;
   /// Every field that fields() lists is equal: the same inputs give the same outputs.

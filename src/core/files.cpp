@@ -122,4 +122,13 @@ std::vector<std::pair<int64_t, std::filesystem::path>> numbered_files(
   return found;
 }
 
+int64_t fingerprint(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return int64_t(hash >> 1);  // non-negative, exact in an int64 sum of one non-zero term
+}
+
 }  // namespace nmt

@@ -45,4 +45,7 @@ void sync_directory(const std::filesystem::path& dir);
 std::vector<std::pair<int64_t, std::filesystem::path>> numbered_files(
     const std::filesystem::path& dir, const std::string& prefix);
 
+/// A stable 64-bit fingerprint (FNV-1a) of `text`, the same on every machine and build.
+int64_t fingerprint(const std::string& text);
+
 }  // namespace nmt

@@ -223,4 +223,9 @@ int64_t Int8Linear::in_features() const { return impl_->in; }
 int64_t Int8Linear::out_features() const { return impl_->out; }
 int Int8Linear::activation_bits() const { return impl_->zero_point == 64 ? 7 : 8; }
 
+std::shared_ptr<const InferenceLinear> Int8Linear::like(const at::Tensor& weight,
+                                                        const at::Tensor& bias) const {
+  return std::make_shared<const Int8Linear>(weight, bias, activation_bits());
+}
+
 }  // namespace nmt::cpu

@@ -42,6 +42,8 @@ class Int8Linear : public InferenceLinear {
 
   /// x [..., in] (float32 or bfloat16, CPU) -> y [..., out] float32.
   at::Tensor forward(const at::Tensor& x) const override;
+  std::shared_ptr<const InferenceLinear> like(const at::Tensor& weight,
+                                              const at::Tensor& bias) const override;
 
   int64_t in_features() const;
   int64_t out_features() const;

@@ -184,6 +184,11 @@ PackedLinear::PackedLinear(const at::Tensor& weight, const at::Tensor& bias, Gem
   }
 }
 
+std::shared_ptr<const InferenceLinear> PackedLinear::like(const at::Tensor& weight,
+                                                          const at::Tensor& bias) const {
+  return std::make_shared<const PackedLinear>(weight, bias, isa_);
+}
+
 at::Tensor PackedLinear::forward(const at::Tensor& x) const {
   TORCH_CHECK(x.scalar_type() == at::kFloat && x.device().is_cpu() && x.size(-1) == in_,
               "PackedLinear: expected float32 CPU input [..., ", in_, "], got ", x.sizes());

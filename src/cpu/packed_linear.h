@@ -41,6 +41,8 @@ class PackedLinear : public InferenceLinear {
   /// x [..., in] float32 on the CPU -> y [..., out] float32. The row tiles are split over the
   /// intra-op threads.
   at::Tensor forward(const at::Tensor& x) const override;
+  std::shared_ptr<const InferenceLinear> like(const at::Tensor& weight,
+                                              const at::Tensor& bias) const override;
 
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }

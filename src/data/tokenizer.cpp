@@ -4,6 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -195,6 +196,25 @@ int64_t piece_id(const Processor& sp, const std::string& piece) {
 
 int64_t Tokenizer::src_piece_id(const std::string& piece) const { return piece_id(*src_, piece); }
 int64_t Tokenizer::tgt_piece_id(const std::string& piece) const { return piece_id(*tgt_, piece); }
+
+std::string Tokenizer::src_piece(int64_t id) const {
+  if (id < 0 || id >= src_->GetPieceSize()) {
+    throw Error("token id " + std::to_string(id) + " is outside the source vocabulary [0, " +
+                std::to_string(src_->GetPieceSize()) + ")");
+  }
+  return src_->IdToPiece(static_cast<int>(id));
+}
+
+std::string Tokenizer::tgt_piece(int64_t id) const { return tgt_pieces({id}).front(); }
+
+std::string Tokenizer::fingerprint() const {
+  std::string all;
+  for (const auto& proto : serialized()) all += proto;
+  char text[32];
+  std::snprintf(text, sizeof text, "%016llx",
+                static_cast<unsigned long long>(nmt::fingerprint(all)));
+  return text;
+}
 
 Tokenizer::Tokenizer() = default;
 Tokenizer::Tokenizer(const Tokenizer&) = default;

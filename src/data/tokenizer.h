@@ -88,6 +88,13 @@ class Tokenizer {
   int64_t src_piece_id(const std::string& piece) const;
   int64_t tgt_piece_id(const std::string& piece) const;
 
+  /// The piece of id `id` in the source / target model; an id outside it is an nmt::Error.
+  std::string src_piece(int64_t id) const;
+  std::string tgt_piece(int64_t id) const;
+  /// A stable fingerprint of the model(s): hex FNV-1a over the serialized protos. Files made for
+  /// one vocabulary (a lexical shortlist) carry it.
+  std::string fingerprint() const;
+
   int64_t src_vocab_size() const;
   int64_t tgt_vocab_size() const;
   bool joint() const;

@@ -246,7 +246,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
   TORCH_CHECK(guides.empty() || static_cast<int64_t>(guides.size()) == src.size(0),
               "beam_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
-  EnsembleState state(models, src);
+  EnsembleState state(models, src, detail::guide_ids(guides));
   // The first step decodes one row per sentence: its beam's rows would all be the same. Then
   // each sentence gets `beam` rows ([batch * beam]), its encoder output kept once.
   const auto bos = at::full({src.size(0), 1}, kBosId, src.options().dtype(at::kLong));

@@ -35,12 +35,36 @@ int64_t Ensemble::max_len() const {
   return max_len;
 }
 
-EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src)
+void Ensemble::set_shortlist(std::shared_ptr<const Shortlist> shortlist) {
+  const int64_t vocab = members_.front()->config().tgt_vocab_size;
+  if (shortlist && shortlist->tgt_vocab_size() != vocab) {
+    throw Error("the shortlist is for a target vocabulary of " +
+                std::to_string(shortlist->tgt_vocab_size()) + " pieces, the model has " +
+                std::to_string(vocab));
+  }
+  shortlist_ = std::move(shortlist);
+}
+
+EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src,
+                             const std::vector<int64_t>& forced)
     : eval_modes_(std::make_unique<detail::EnsembleEvalModes>(models)) {
   for (size_t i = 0; i < models.size(); ++i) members_.push_back(models.member(i));
+  tgt_vocab_size_ = members_.front()->config().tgt_vocab_size;
   src_mask_ = members_.front()->make_src_mask(src);  // [batch, 1, 1, src_len]
   for (auto& member : members_) {
     caches_.push_back(member->decoder->start(member->encode(src, src_mask_)));
+  }
+  if (models.shortlist()) {
+    // Pad and bos take part in the softmax and are then set to -inf, as output_log_probs does
+    // over the whole vocabulary: a shortlist of every piece scores exactly as none.
+    auto wanted = forced;
+    wanted.insert(wanted.end(), {kPadId, kBosId});
+    const auto ids = models.shortlist()->candidates(src, wanted);
+    TORCH_CHECK(ids.size(0) > kBosId && ids[kBosId].item<int64_t>() == kBosId,
+                "shortlist candidates must hold pad, unk and bos");  // Shortlist keeps unk
+    for (auto& member : members_) {
+      rows_.push_back(member->decoder->output_rows(ids.to(src.device())));
+    }
   }
 }
 
@@ -50,11 +74,26 @@ at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
   at::Tensor sum;
   for (size_t i = 0; i < members_.size(); ++i) {
     const auto hidden = members_[i]->decoder->step(tokens, caches_[i], src_mask_).hidden;
-    const auto last = hidden.select(1, hidden.size(1) - 1);                  // [rows, d_model]
+    const auto last = hidden.select(1, hidden.size(1) - 1);  // [rows, d_model]
+    if (!rows_.empty()) {  // the softmax over the shortlist's candidates only
+      auto log_probs = at::log_softmax(members_[i]->decoder->project(last, rows_[i]).to(at::kFloat),
+                                       -1);  // [rows, k]
+      // The candidates start with ids 0, 1, 2 (pad, unk, bos): positions equal ids there.
+      log_probs.select(-1, kPadId).fill_(-std::numeric_limits<float>::infinity());
+      log_probs.select(-1, kBosId).fill_(-std::numeric_limits<float>::infinity());
+      sum = sum.defined() ? sum.add_(log_probs) : log_probs;
+      continue;
+    }
     auto log_probs = output_log_probs(members_[i]->decoder->project(last));  // [rows, vocab]
     sum = sum.defined() ? sum.add_(log_probs) : log_probs;
   }
   if (members_.size() > 1) sum.div_(static_cast<double>(members_.size()));
+  if (!rows_.empty()) {  // back to the whole vocabulary, -inf outside the candidates
+    auto full = at::full({sum.size(0), tgt_vocab_size_}, -std::numeric_limits<float>::infinity(),
+                         sum.options());
+    full.index_copy_(1, rows_.front().ids, sum);
+    return full;
+  }
   return sum;
 }
 

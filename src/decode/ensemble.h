@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "decode/shortlist.h"
 #include "model/decoder.h"
 #include "model/seq2seq.h"
 
@@ -34,8 +35,15 @@ class Ensemble {
   /// The smallest model.max_len of the members: the longest sequence every member reads.
   int64_t max_len() const;
 
+  /// A lexical shortlist every search over this ensemble (and its copies made after) scores
+  /// with: each batch's output vocabulary is cut to Shortlist::candidates. Null: the whole
+  /// vocabulary. A shortlist for another target vocabulary size is an nmt::Error.
+  void set_shortlist(std::shared_ptr<const Shortlist> shortlist);
+  const std::shared_ptr<const Shortlist>& shortlist() const { return shortlist_; }
+
  private:
   std::vector<Seq2Seq> members_;
+  std::shared_ptr<const Shortlist> shortlist_;
 };
 
 /// The decoding state of a batch for every member: each member's encoder output in its decoder
@@ -43,15 +51,19 @@ class Ensemble {
 /// restored after; a member already in eval() mode is only read, so threads may share it).
 class EnsembleState {
  public:
-  /// Encodes src [batch, src_len] (padded, eos-terminated) with every member.
-  EnsembleState(const Ensemble& models, const at::Tensor& src);
+  /// Encodes src [batch, src_len] (padded, eos-terminated) with every member. With the
+  /// ensemble's shortlist, the batch's candidates (its sources' lists and `forced`: the target
+  /// ids of prefixes and constraints) are the only tokens it scores.
+  EnsembleState(const Ensemble& models, const at::Tensor& src,
+                const std::vector<int64_t>& forced = {});
   ~EnsembleState();
   EnsembleState(const EnsembleState&) = delete;
   EnsembleState& operator=(const EnsembleState&) = delete;
 
   /// One incremental step: tokens [rows, new_len] -> the log-probabilities of the token after
   /// the last new position, [rows, tgt_vocab] float32: each member's log_softmax, averaged over
-  /// the members, with pad and bos at -inf (never valid outputs).
+  /// the members, with pad and bos at -inf (never valid outputs). With a shortlist, the softmax
+  /// is over the candidates and every other token is -inf.
   at::Tensor next_log_probs(const at::Tensor& tokens);
   /// Keeps rows `index` (int64 [new_rows]) of every cache and of the source mask, in that order.
   /// `same_sources`: every new row's source is the one its row had (beam search reordering
@@ -71,6 +83,8 @@ class EnsembleState {
   std::vector<Seq2Seq> members_;
   std::unique_ptr<detail::EnsembleEvalModes> eval_modes_;
   std::vector<DecoderCache> caches_;
+  std::vector<OutputRows> rows_;  ///< per member, with a shortlist: its candidates' output rows
+  int64_t tgt_vocab_size_ = 0;
   at::Tensor src_mask_;  ///< [sources, 1, 1, src_len]: one per row, or per group of rows
 };
 

@@ -25,7 +25,7 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
   }
   // Each source is encoded once; its encoder output and mask are repeated for its draws
   // (source row r owns rows r * draws .. r * draws + draws - 1).
-  EnsembleState state(models, src);
+  EnsembleState state(models, src, detail::guide_ids(guides));
   state.select(at::arange(src.size(0), src.options().dtype(at::kLong)).repeat_interleave(draws));
   const int64_t total_rows = src.size(0) * draws;
   std::vector<Hypothesis> hypotheses(total_rows);

@@ -101,6 +101,16 @@ std::vector<const OutputGuide*> row_guides(const std::vector<OutputGuide>& guide
   return result;
 }
 
+std::vector<int64_t> guide_ids(const std::vector<OutputGuide>& guides) {
+  std::vector<int64_t> ids;
+  for (const auto& guide : guides) {
+    ids.insert(ids.end(), guide.prefix.begin(), guide.prefix.end());
+    for (const auto& phrase : guide.constraints)
+      ids.insert(ids.end(), phrase.begin(), phrase.end());
+  }
+  return ids;
+}
+
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device) {
   return at::tensor(at::ArrayRef<int64_t>(index), at::kLong).to(device);
 }
@@ -170,7 +180,7 @@ std::vector<Hypothesis> greedy_search(const Ensemble& models, const at::Tensor& 
               "greedy_search: ", guides.size(), " guides for ", src.size(0), " rows");
   torch::NoGradGuard no_grad;
   const auto limits = detail::output_limits(models, src, config);
-  EnsembleState state(models, src);
+  EnsembleState state(models, src, detail::guide_ids(guides));
   std::vector<Hypothesis> hypotheses(src.size(0));
   std::vector<int64_t> rows(src.size(0));  // input row of each active row
   std::iota(rows.begin(), rows.end(), 0);

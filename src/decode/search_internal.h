@@ -142,6 +142,9 @@ bool sentence_done(const std::vector<Hypothesis>& finished, const LiveBeams& nex
 /// Pads rows [first, end) of `next` to `beam` rows with unused (-inf) hypotheses.
 void pad_beam(LiveBeams& next, size_t first, int64_t beam);
 
+/// Every target id of the guides' prefixes and constraints: a shortlist keeps them candidates.
+std::vector<int64_t> guide_ids(const std::vector<OutputGuide>& guides);
+
 /// A CPU int64 vector as an index tensor on `device`.
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device);
 

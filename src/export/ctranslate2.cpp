@@ -235,6 +235,10 @@ ExportResult export_ctranslate2(const LoadedModel& loaded, const std::filesystem
   write_json(staging.path() / names[1], config, "CTranslate2 config");
   const auto tokenizer_files = write_tokenizer_files(staging.path(), loaded, vocab);
   names.insert(names.end(), tokenizer_files.begin(), tokenizer_files.end());
+  if (!options.vmap.empty()) {
+    names.push_back("vmap.txt");
+    write_file_atomically(staging.path() / names.back(), options.vmap, "vocabulary map");
+  }
   staging.publish(target);
 
   ExportResult result;

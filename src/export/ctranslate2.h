@@ -31,6 +31,9 @@ struct ChoiceNames<Ct2Quantization> {
 /// Options of a CTranslate2 export.
 struct ExportOptions {
   Ct2Quantization quantization = Ct2Quantization::kFloat32;  ///< storage of the weight matrices
+  /// vmap.txt, CTranslate2's vocabulary map (a lexical shortlist, decode/shortlist.h), or empty:
+  /// none. CTranslate2 uses it when asked (use_vmap / --use_vmap).
+  std::string vmap;
 };
 
 /// One file an export wrote.

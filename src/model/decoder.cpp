@@ -155,6 +155,24 @@ at::Tensor DecoderImpl::project(const at::Tensor& hidden_states) {
   return at::linear(hidden_states, embeddings->token_weight(), output_bias);
 }
 
+OutputRows DecoderImpl::output_rows(const at::Tensor& ids) {
+  OutputRows rows;
+  rows.ids = ids;
+  const auto weight = output ? output->weight : embeddings->token_weight();
+  const auto bias = output ? output->bias : output_bias;
+  const auto index = ids.to(weight.device());
+  rows.weight = weight.index_select(0, index);
+  if (bias.defined()) rows.bias = bias.index_select(0, index);
+  const auto& twin = output ? output->twin : tied_twin;
+  if (twin) rows.twin = twin->like(rows.weight, rows.bias);
+  return rows;
+}
+
+at::Tensor DecoderImpl::project(const at::Tensor& hidden_states, const OutputRows& rows) {
+  if (rows.twin) return rows.twin->forward(hidden_states);
+  return at::linear(hidden_states, rows.weight, rows.bias);
+}
+
 std::tuple<at::Tensor, at::Tensor> DecoderImpl::forward(const at::Tensor& tgt,
                                                         const at::Tensor& memory,
                                                         const at::Tensor& tgt_mask,

@@ -84,6 +84,14 @@ struct DecoderOutput {
   std::vector<at::Tensor> attention;  ///< per layer [batch, heads, tgt_len, src_len] if asked
 };
 
+/// Some rows of a decoder's output projection (DecoderImpl::output_rows).
+struct OutputRows {
+  at::Tensor ids;     ///< int64 [k]: the target ids, in the order of the logits
+  at::Tensor weight;  ///< [k, d_model]
+  at::Tensor bias;    ///< [k], or undefined
+  std::shared_ptr<const cpu::InferenceLinear> twin;  ///< weight and bias for a CPU kernel, or null
+};
+
 /// Target embeddings, a stack of decoder layers and the projection to the target vocabulary.
 class DecoderImpl : public torch::nn::Module {
  public:
@@ -102,6 +110,13 @@ class DecoderImpl : public torch::nn::Module {
 
   /// hidden [..., d_model] -> logits [..., tgt_vocab] (tied to the target embedding if asked).
   at::Tensor project(const at::Tensor& hidden);
+
+  /// The output projection cut to the target ids `ids` (int64 [k], a lexical shortlist's
+  /// candidates, decode/shortlist.h): their rows of the weight and bias, laid out as project()'s
+  /// own twin is (int8, packed float32) when it has one.
+  OutputRows output_rows(const at::Tensor& ids);
+  /// hidden [..., d_model] -> logits [..., k] over rows.ids only.
+  at::Tensor project(const at::Tensor& hidden, const OutputRows& rows);
 
   /// A cache for incremental decoding over `memory` [batch, src_len, d_model].
   DecoderCache start(const at::Tensor& memory);

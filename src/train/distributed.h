@@ -14,6 +14,8 @@
 
 #include <ATen/ATen.h>
 
+#include "core/files.h"
+
 namespace nmt {
 
 /// A process's place in a multi-process run, as the launcher's environment describes it.
@@ -107,8 +109,5 @@ void broadcast_parameters(WorldComm& comm, const std::vector<at::Tensor>& parame
 void check_same_on_all_ranks(WorldComm& comm,
                              const std::vector<std::pair<std::string, int64_t>>& values,
                              const std::string& hint);
-
-/// A stable 64-bit fingerprint (FNV-1a) of `text`, the same on every machine and build.
-int64_t fingerprint(const std::string& text);
 
 }  // namespace nmt

@@ -75,15 +75,6 @@ at::Device rank_device(const at::Device& device, const DistEnv& env) {
   return at::Device(at::kCUDA, at::DeviceIndex(env.local_rank));
 }
 
-int64_t fingerprint(const std::string& text) {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
-  for (const unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return int64_t(hash >> 1);  // non-negative, exact in an int64 sum of one non-zero term
-}
-
 void allreduce_gradients(WorldComm& comm, const std::vector<at::Tensor>& parameters,
                          const std::string& phase) {
   if (comm.size() == 1 || parameters.empty()) return;
