@@ -75,16 +75,11 @@ at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
   for (size_t i = 0; i < members_.size(); ++i) {
     const auto hidden = members_[i]->decoder->step(tokens, caches_[i], src_mask_).hidden;
     const auto last = hidden.select(1, hidden.size(1) - 1);  // [rows, d_model]
-    if (!rows_.empty()) {  // the softmax over the shortlist's candidates only
-      auto log_probs = at::log_softmax(members_[i]->decoder->project(last, rows_[i]).to(at::kFloat),
-                                       -1);  // [rows, k]
-      // The candidates start with ids 0, 1, 2 (pad, unk, bos): positions equal ids there.
-      log_probs.select(-1, kPadId).fill_(-std::numeric_limits<float>::infinity());
-      log_probs.select(-1, kBosId).fill_(-std::numeric_limits<float>::infinity());
-      sum = sum.defined() ? sum.add_(log_probs) : log_probs;
-      continue;
-    }
-    auto log_probs = output_log_probs(members_[i]->decoder->project(last));  // [rows, vocab]
+    // With a shortlist, the softmax runs over its candidates, which start with ids 0, 1, 2
+    // (pad, unk, bos): output_log_probs' pad and bos columns are the same there.
+    auto log_probs =
+        output_log_probs(rows_.empty() ? members_[i]->decoder->project(last)
+                                       : members_[i]->decoder->project(last, rows_[i]));
     sum = sum.defined() ? sum.add_(log_probs) : log_probs;
   }
   if (members_.size() > 1) sum.div_(static_cast<double>(members_.size()));
