@@ -90,8 +90,8 @@ TEST(Alignment, ACopyModelAlignsTheDiagonal) {
   for (size_t i = 0; i < lines.size(); ++i) {
     if (results[i].best() != lines[i]) continue;
     ++copies;
-    for (const auto& [s, t] :
-         align_words(translator.attention(lines[i], results[i].nbest[0].tokens))) {
+    for (const auto& [s, t] : align_words(
+             attention_map(translator.teacher_forcing(), lines[i], results[i].nbest[0].tokens))) {
       ++pairs;
       diagonal += s == t ? 1 : 0;
     }

@@ -30,7 +30,7 @@ at::Tensor from_json(const nlohmann::json& j, at::IntArrayRef shape) {
   return torch::tensor(flat).reshape(shape);
 }
 
-/// tests/fixtures/attention_golden.json, from scripts/golden_attention.py (NumPy).
+/// tests/fixtures/attention_golden.json, from scripts/dev/golden_attention.py (NumPy).
 nlohmann::json read_golden() {
   std::ifstream in(std::string(NMT_FIXTURES_DIR) + "/attention_golden.json");
   if (!in) throw std::runtime_error("missing tests/fixtures/attention_golden.json");

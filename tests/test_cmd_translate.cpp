@@ -105,7 +105,7 @@ TEST(CmdTranslate, AttentionHeadOutOfRangeIsOneErrorBeforeTranslating) {
 }
 
 TEST(CmdTranslate, SamplingNbestDoesNotWidenTheUnusedBeam) {
-  // The beam rule (DecodeConfig::widen_beam_to_candidates) is the server's too: sampling keeps
+  // The beam rule (DecodeConfig::complete) is the server's too: sampling keeps
   // the beam, so an n-best list of 1001 samples is not refused for a beam above 1000.
   const auto dir = test::temp_dir("translate_cli_sample_nbest");
   auto model = test::fixture_model(6);

@@ -99,7 +99,8 @@ nlohmann::json every_field_changed() {
             {"init_keep", "optimizer"},
             {"dist_timeout", 30.0}}},
           {"decode",
-           {{"beam", 6},
+           {{"search", "nucleus"},
+            {"beam", 6},
             {"nbest", 2},
             {"length_penalty", 1.2},
             {"max_len_offset", 20},
@@ -109,6 +110,7 @@ nlohmann::json every_field_changed() {
             {"mbr_metric", "chrf"},
             {"sample", 5},
             {"epsilon", 0.03},
+            {"top_p", 0.8},
             {"seed", 7},
             {"quantization", "int8"},
             {"no_repeat_ngram_size", 3},
@@ -133,7 +135,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
       ++keys;
     }
   }
-  EXPECT_EQ(keys, 91u);
+  EXPECT_EQ(keys, 93u);
   const Config config = config_from_json(changed, "changed");
   EXPECT_NO_THROW(config.validate());
   EXPECT_EQ(config_to_json(config), changed);
@@ -172,25 +174,72 @@ TEST(Config, DecodeConfigsDifferWhenAnyFieldDiffers) {
   }
 }
 
-// The one "nbest or mbr raises the beam" rule, for the command line and the server alike.
-TEST(Config, WideningTheBeamFitsNbestAndMbrButNotSamples) {
+// What the command line and the server complete from the options they were given
+// (DecodeConfig::complete): one rule for both.
+TEST(Config, CompletingWidensTheBeamAndNamesTheStrategy) {
   DecodeConfig beam;
   beam.nbest = 3;
-  beam.widen_beam_to_candidates();
+  beam.complete(/*search_given=*/false, /*beam_given=*/false);
   EXPECT_EQ(beam.beam, 3);
   beam.mbr = 5;
-  beam.widen_beam_to_candidates();
+  beam.complete(false, false);
   EXPECT_EQ(beam.beam, 5);
   beam.beam = 8;
-  beam.widen_beam_to_candidates();  // never narrows
+  beam.complete(false, false);  // never narrows
   EXPECT_EQ(beam.beam, 8);
+  beam.beam = 2;
+  beam.complete(false, /*beam_given=*/true);  // a given beam stays (validate refuses it)
+  EXPECT_EQ(beam.beam, 2);
+  // Draws given without a strategy sample; the samples are the candidates, not the beam.
   DecodeConfig sampling;
   sampling.sample = 8;
   sampling.nbest = 4;
   sampling.mbr = 6;
-  sampling.widen_beam_to_candidates();  // the samples are the candidates
+  sampling.complete(false, false);
+  EXPECT_EQ(sampling.search, SearchKind::kSample);
   EXPECT_EQ(sampling.beam, 1);
   EXPECT_NO_THROW(sampling.validate());
+  // Given with one, the strategy stays: nucleus keeps its draws.
+  DecodeConfig nucleus;
+  nucleus.search = SearchKind::kNucleus;
+  nucleus.sample = 4;
+  nucleus.complete(/*search_given=*/true, false);
+  EXPECT_EQ(nucleus.search, SearchKind::kNucleus);
+  // Greedy without a beam keeps one hypothesis, whatever the checkpoint's beam was.
+  DecodeConfig greedy;
+  greedy.beam = 5;
+  greedy.search = SearchKind::kGreedy;
+  greedy.complete(true, false);
+  EXPECT_EQ(greedy.beam, 1);
+  EXPECT_NO_THROW(greedy.validate());
+}
+
+// A strategy's options are refused with another strategy, naming both keys.
+TEST(Config, StrategyOptionsBelongToTheirStrategy) {
+  Config config;
+  test::expect_error([&] { apply_overrides(config, {"decode.sample=8"}); },
+                     "decode.sample = 8 draws are for decode.search = sample or nucleus, not beam");
+  config = Config();
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"decode.search=greedy", "decode.beam=4"});
+      },
+      "decode.search = greedy keeps one hypothesis");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"decode.search=sample"}); },
+                     "decode.sample = 0 is out of range: must be in [1, 4096]");
+  config = Config();
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"decode.search=nucleus", "decode.sample=2", "decode.top_p=0"});
+      },
+      "decode.top_p = 0 is out of range: must be in [0.01, 1]");
+  config = Config();
+  test::expect_error([&] { apply_overrides(config, {"decode.search=topk"}); },
+                     "choose one of beam, greedy, sample, nucleus");
+  config = Config();
+  apply_overrides(config, {"decode.search=nucleus", "decode.sample=16", "decode.top_p=0.95"});
+  EXPECT_EQ(config.decode.candidates(), 16);
 }
 
 TEST(Config, UnknownKeyIsAnErrorNamingIt) {
@@ -254,29 +303,33 @@ TEST(Config, OutOfRangeValuesNameKeyAndRange) {
   EXPECT_EQ(config.decode.mbr, 8);
   // Sampling: the draws bound nbest and mbr instead of the beam.
   config = Config();
-  test::expect_error([&] { apply_overrides(config, {"decode.sample=-1"}); },
-                     "decode.sample = -1 is out of range: must be in [0, 4096]");
+  test::expect_error(
+      [&] {
+        apply_overrides(config, {"decode.search=sample", "decode.sample=-1"});
+      },
+      "decode.sample = -1 is out of range: must be in [1, 4096]");
   config = Config();
   test::expect_error(
       [&] {
-        apply_overrides(config, {"decode.sample=8", "decode.epsilon=0.7"});
+        apply_overrides(config, {"decode.search=sample", "decode.sample=8", "decode.epsilon=0.7"});
       },
       "decode.epsilon = 0.7 is out of range: must be in [0, 0.5]");
   config = Config();
   test::expect_error(
       [&] {
-        apply_overrides(config, {"decode.sample=8", "decode.mbr=9"});
+        apply_overrides(config, {"decode.search=sample", "decode.sample=8", "decode.mbr=9"});
       },
       "decode.mbr = 9 is not valid: use 0 (off) or a number of candidates from "
       "max(2, decode.nbest = 1) to decode.sample = 8");
   config = Config();
   test::expect_error(
       [&] {
-        apply_overrides(config, {"decode.sample=3", "decode.nbest=4"});
+        apply_overrides(config, {"decode.search=sample", "decode.sample=3", "decode.nbest=4"});
       },
       "decode.nbest = 4 is out of range: must be in [1, 3]");
   config = Config();
-  apply_overrides(config, {"decode.beam=1", "decode.sample=32", "decode.nbest=4", "decode.mbr=16"});
+  apply_overrides(config, {"decode.search=sample", "decode.beam=1", "decode.sample=32",
+                           "decode.nbest=4", "decode.mbr=16"});
   EXPECT_EQ(config.decode.candidates(), 32);
   const auto plain = config.decode.plain_search(5);
   EXPECT_EQ(plain.beam, 5);

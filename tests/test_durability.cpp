@@ -223,7 +223,7 @@ TEST(RunDirLock, ATrainingRunKeepsOthersOutAndASigkilledRunResumesWithoutCleanUp
 
 TEST(FaultCampaign, ThreeKillsLeaveLoadableCheckpointsTheSameWeightsAndOneHistory) {
   const auto dir = test::temp_dir("campaign");
-  const std::string script = std::string(NMT_SOURCE_DIR) + "/scripts/fault_campaign.sh";
+  const std::string script = std::string(NMT_SOURCE_DIR) + "/scripts/bench/fault_campaign.sh";
   const pid_t pid =
       test::start_program("env",
                           {std::string("NMT=") + NMT_BINARY, "WORK=" + (dir / "work").string(),

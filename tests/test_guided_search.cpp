@@ -142,6 +142,7 @@ TEST(Prefix, EverySearchStartsWithThePrefixAndScoresIt) {
   const auto greedy = greedy_search(model, src, decode_config(), forced);
   const auto beam = beam_search(model, src, decode_config(4, 2), forced);
   auto sampling = decode_config();
+  sampling.search = SearchKind::kSample;
   sampling.sample = 3;
   auto generator = at::make_generator<at::CPUGeneratorImpl>(7);
   const auto samples = sample_search(model, src, sampling, generator, forced);
@@ -296,6 +297,7 @@ TEST(Constraints, GuidesThatCannotFitAreOneErrorNamingTheSource) {
   long_prefix.prefix = {5, 6, 7, 8, 9};
   expect_error(long_prefix, "the prefix has 5 target pieces");
   auto sampling = config;
+  sampling.search = SearchKind::kSample;
   sampling.sample = 2;
   sampling.beam = 1;
   OutputGuide one;

@@ -1,7 +1,7 @@
 // nmt's BLEU (every tokenizer sacreBLEU can run here), chrF, chrF++ and TER against goldens that
 // sacreBLEU 2.6.0 itself produced on the multi-script text in tests/fixtures/metrics/ (German,
 // French, Czech, Chinese, Japanese; one empty hypothesis, entities, symbols, CJK punctuation):
-//   SACREBLEU_SRC=<sacrebleu v2.6.0 checkout> scripts/metric_goldens.py > goldens.json
+//   SACREBLEU_SRC=<sacrebleu v2.6.0 checkout> scripts/dev/metric_goldens.py > goldens.json
 // (into tests/fixtures/metrics/; Debian 12's python3-regex, Unicode 15.0, as ICU 72 here).
 // ja-mecab is checked apart (Tokenizers.JaMecab*): sacreBLEU's needs pip's MeCab and ipadic.
 #include <gtest/gtest.h>

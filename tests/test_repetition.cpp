@@ -99,6 +99,7 @@ TEST(Repetition, EverySearchHonoursTheGuards) {
     for (const int64_t sample : {0, 3}) {
       if (beam > 1 && sample > 0) continue;
       DecodeConfig config = decode_config(beam, 1, 12);
+      if (sample > 0) config.search = SearchKind::kSample;
       config.sample = sample;
       config.epsilon = 0.0;
       const auto plain = outputs(config);
@@ -145,6 +146,7 @@ TEST(Repetition, AForcedPrefixMayRepeatItself) {
   const auto beamed = beam_search(model, src, beam, guides);
   for (size_t row = 0; row < 2; ++row) check(beamed[row][0], row, "beam");
   DecodeConfig sampling = config;
+  sampling.search = SearchKind::kSample;
   sampling.sample = 2;
   sampling.epsilon = 0.0;
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(1);

@@ -18,6 +18,7 @@ using namespace test;  // NOLINT: the search fixtures (search_test_util.h)
 
 DecodeConfig sampling_config(int64_t draws, double epsilon, int64_t offset = 10) {
   DecodeConfig config = decode_config(1, 1, offset);
+  config.search = SearchKind::kSample;
   config.sample = draws;
   config.epsilon = epsilon;
   return config;

@@ -86,6 +86,7 @@ TEST(Search, OutputLengthLimitIsRespected) {
     for (const auto& h : beam[row]) EXPECT_EQ(static_cast<int64_t>(h.tokens.size()), limit);
   }
   auto sampling = config;
+  sampling.search = SearchKind::kSample;
   sampling.sample = 3;
   sampling.epsilon = 0.0;
   auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
@@ -111,6 +112,7 @@ TEST(Search, NeverEmitsPadOrBos) {
     hypotheses.insert(hypotheses.end(), nbest.begin(), nbest.end());
   }
   auto sampling = decode_config();
+  sampling.search = SearchKind::kSample;
   sampling.sample = 20;
   sampling.epsilon = 0.0;
   auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
@@ -186,6 +188,7 @@ TEST(Search, DecodeBudgetCountsEveryBeamAndSampleRow) {
   EXPECT_EQ(batches_of(decode_config(1, 1)), greedy.size());
   EXPECT_EQ(batches_of(decode_config(4, 1)), four.size());
   auto sampling = decode_config(1, 1);
+  sampling.search = SearchKind::kSample;
   sampling.sample = 4;
   EXPECT_EQ(batches_of(sampling), four.size());
   // Several workers take tapered batches (smaller at the end), one worker whole ones.

@@ -185,6 +185,7 @@ TEST(ServeBatching, ARequestWeighsItsDecodedRows) {
   EXPECT_EQ(request_tokens(lines, decode), 4 + 2);
   decode.beam = 4;
   EXPECT_EQ(request_tokens(lines, decode), (4 + 2) * 4);
+  decode.search = SearchKind::kSample;
   decode.sample = 3;
   EXPECT_EQ(request_tokens(lines, decode), (4 + 2) * 3);
 }

@@ -112,7 +112,9 @@ TEST(ServeAlignment, TranslateAnswersThePairsOfEachHypothesis) {
     for (size_t k = 0; k < results[i].nbest.size(); ++k) {
       const auto& tokens = results[i].nbest[k].tokens;
       const std::string expected =
-          tokens.empty() ? "" : pharaoh(align_words(translator.attention(texts[i], tokens)));
+          tokens.empty()
+              ? ""
+              : pharaoh(align_words(attention_map(translator.teacher_forcing(), texts[i], tokens)));
       EXPECT_EQ(translations[i]["nbest"][k]["alignment"], expected) << i << " " << k;
     }
     EXPECT_EQ(translations[i]["alignment"], translations[i]["nbest"][0]["alignment"]);

@@ -211,6 +211,7 @@ TEST(Translator, MbrPicksTheBeamCandidateWithTheHighestExpectedUtility) {
 DecodeConfig sampling(int64_t draws, int64_t nbest, int64_t mbr) {
   DecodeConfig config = short_outputs();
   config.max_len_offset = 6;
+  config.search = SearchKind::kSample;
   config.sample = draws;
   config.epsilon = 0.0;
   config.nbest = nbest;
@@ -287,7 +288,7 @@ TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {
   auto translator = make_translator(log);
   const std::string source = "a dog in a green jacket .";
   const auto best = translator.translate({source})[0].nbest[0].tokens;
-  const auto map = translator.attention(source, best);
+  const auto map = attention_map(translator.teacher_forcing(), source, best);
   const auto src_len = static_cast<int64_t>(test::fixture_tokenizer().encode_src(source).size());
   ASSERT_EQ(map.weights.sizes(),
             (std::vector<int64_t>{static_cast<int64_t>(best.size()) + 1, src_len + 1}));
@@ -295,11 +296,20 @@ TEST(Translator, AttentionHasOneRowPerTargetPieceAndOneColumnPerSourcePiece) {
   EXPECT_EQ(map.tgt_pieces.size(), best.size() + 1);
   EXPECT_EQ(map.src_pieces.back(), "</s>");
   EXPECT_TRUE(torch::allclose(map.weights.sum(1), torch::ones({map.weights.size(0)}), 1e-4));
-  const auto head = translator.attention(source, best, {0, 1});  // first layer, head 1
+  const auto head =
+      attention_map(translator.teacher_forcing(), source, best, {0, 1});  // first layer, head 1
   EXPECT_TRUE(torch::allclose(head.weights.sum(1), torch::ones({head.weights.size(0)}), 1e-4));
   EXPECT_FALSE(torch::allclose(head.weights, map.weights));
-  test::expect_error([&] { translator.attention(source, best, {2, -1}); }, "layer 2");
-  test::expect_error([&] { translator.attention(source, best, {-1, 4}); }, "head 4");
+  test::expect_error(
+      [&] {
+        attention_map(translator.teacher_forcing(), source, best, {2, -1});
+      },
+      "layer 2");
+  test::expect_error(
+      [&] {
+        attention_map(translator.teacher_forcing(), source, best, {-1, 4});
+      },
+      "head 4");
 }
 
 TEST(Translator, AttentionIndicesOutOfRangeAreOneErrorNamingTheValidRange) {
@@ -313,20 +323,21 @@ TEST(Translator, AttentionIndicesOutOfRangeAreOneErrorNamingTheValidRange) {
   // A head below -1 used to average all heads silently, as -1 does.
   test::expect_error(
       [&] {
-        translator.attention(source, best, {-1, -2});
+        attention_map(translator.teacher_forcing(), source, best, {-1, -2});
       },
       "attention head -2 is out of range: the model has " + heads + " heads (valid: -1.." +
           std::to_string(model.n_heads - 1));
   test::expect_error(
       [&] {
-        translator.attention(source, best, {-model.decoder_layers - 1, -1});
+        attention_map(translator.teacher_forcing(), source, best, {-model.decoder_layers - 1, -1});
       },
       "attention layer " + std::to_string(-model.decoder_layers - 1) +
           " is out of range: the model has " + layers + " layers (valid: -" + layers + ".." +
           std::to_string(model.decoder_layers - 1));
   // Every index in the ranges is taken: counting from the end reaches the first layer.
-  const auto first = translator.attention(source, best, {0, 0});
-  const auto from_end = translator.attention(source, best, {-model.decoder_layers, 0});
+  const auto first = attention_map(translator.teacher_forcing(), source, best, {0, 0});
+  const auto from_end =
+      attention_map(translator.teacher_forcing(), source, best, {-model.decoder_layers, 0});
   EXPECT_TRUE(torch::equal(first.weights, from_end.weights));
 }
 

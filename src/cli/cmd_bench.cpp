@@ -91,7 +91,7 @@ int run_bench_decode(int argc, char** argv) {
   if (session.models.shortlist()) {
     throw Error(
         "nmt bench decode checks its searches against the naive loop over the whole "
-        "vocabulary; time --shortlist with nmt evaluate or scripts/bench_deploy.sh "
+        "vocabulary; time --shortlist with nmt evaluate or scripts/bench/bench_deploy.sh "
         "(SHORTLIST=FILE)");
   }
   const auto& data = session.loaded.config.data;

@@ -56,28 +56,20 @@ void print_report(const EvaluationReport& report, const TestSet& set, const Deco
       report.decode_seconds, report.sentences_per_second(), report.tokens_per_second());
 }
 
-/// One test set's scores as written by --json (read by scripts/results_table.py).
+/// One test set's scores as written by --json (read by scripts/bench/results_table.py).
 nlohmann::json score_record(const EvaluationReport& report, const TestSet& set,
                             const DecodeSession& session) {
-  const DecodeConfig& decode = session.translator->config();
   nlohmann::json record = {{"test_set", set.name},
                            {"direction", set.corpus.src_lang + "-" + set.corpus.tgt_lang},
                            {"checkpoint", checkpoint_names(session)},
                            {"step", session.loaded.state.step},
-                           {"beam", decode.beam},
-                           {"length_penalty", decode.length_penalty},
-                           {"early_stopping", decode.early_stopping},
-                           {"mbr", decode.mbr},
-                           {"mbr_metric", choice_name(decode.mbr_metric)},
-                           {"sample", decode.sample},
-                           {"epsilon", decode.epsilon},
-                           {"seed", decode.seed},
-                           {"no_repeat_ngram_size", decode.no_repeat_ngram_size},
-                           {"repetition_penalty", decode.repetition_penalty},
                            {"sentences", report.hypotheses.size()},
                            {"loss", report.loss.loss()},
                            {"perplexity", report.loss.perplexity()},
                            {"sentences_per_s", report.sentences_per_second()}};
+  Config decoding;  // every decode option, as config files write them
+  decoding.decode = session.translator->config();
+  record.update(config_to_json(decoding).at("decode"));
   record.update(score_fields(report.scores));
   return record;
 }

@@ -48,18 +48,18 @@ struct OutputFormat {
   std::ostream* out = &std::cout;
   int64_t nbest = 1;  ///< > 1: exactly nbest lines "score<TAB>text" per input
   /// --alignment: each translation is followed by "<TAB>" and its Pharaoh word alignment,
-  /// from the translator's cross-attention as `view` chooses it
-  Translator* aligner = nullptr;
+  /// from the cross-attention of a teacher-forced pass as `view` chooses it
+  std::optional<TeacherForcing> aligner;
   AttentionOptions view;
 };
 
 /// "<TAB>i-j ..." for `translation` of `source` under --alignment, else "".
 std::string alignment_suffix(const OutputFormat& format, const std::string& source,
                              const TranslatedText* translation) {
-  if (format.aligner == nullptr) return "";
+  if (!format.aligner) return "";
   if (translation == nullptr || translation->tokens.empty()) return "\t";
-  return "\t" +
-         pharaoh(align_words(format.aligner->attention(source, translation->tokens, format.view)));
+  return "\t" + pharaoh(align_words(
+                    attention_map(*format.aligner, source, translation->tokens, format.view)));
 }
 
 /// Writes one input's translations; failed lines give empty output lines (alignment is kept).
@@ -272,7 +272,8 @@ void write_attention(Translator& translator, const std::string& source,
   if (results[0].nbest.empty() || results[0].nbest[0].tokens.empty()) {
     throw Error("--attention: the first input is empty or has an empty translation");
   }
-  write_svg(path, attention_svg(translator.attention(source, results[0].nbest[0].tokens, options)));
+  write_svg(path, attention_svg(attention_map(translator.teacher_forcing(), source,
+                                              results[0].nbest[0].tokens, options)));
   std::cerr << "attention (layer " << options.layer << ", head "
             << (options.head == -1 ? std::string("mean") : std::to_string(options.head))
             << ") written to " << path << "\n";
@@ -457,7 +458,7 @@ int run_translate(int argc, char** argv) {
   OutputFormat format;
   format.nbest = translator.config().nbest;
   if (args.count("alignment")) {
-    format.aligner = &translator;
+    format.aligner = translator.teacher_forcing();
     format.view = attention_options(args, translator.model()->config());
   }
   if (args.count("output")) {

@@ -6,6 +6,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "decode/searcher.h"
 #include "decode/shortlist.h"
 #include "model/quantize.h"
 
@@ -80,6 +81,8 @@ void add_decode_options(cxxopts::Options& options) {
   add_model_options(options);
   // clang-format off
   options.add_options("decoding (defaults: the checkpoint's decode section)")
+      ("search", "decoding strategy: beam | greedy | sample (epsilon) | nucleus (top-p) "
+       "(decode.search; --sample N alone: sample)", cxxopts::value<std::string>(), "S")
       ("beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")
       ("nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")
       ("length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")
@@ -94,11 +97,13 @@ void add_decode_options(cxxopts::Options& options) {
        cxxopts::value<int64_t>(), "N")
       ("mbr-metric", "MBR utility: bleu | chrf (sentence-level)", cxxopts::value<std::string>(),
        "M")
-      ("sample", "draw N translations per input by epsilon sampling instead of beam search "
+      ("sample", "draw N translations per input by sampling instead of beam search "
        "(with --mbr M: MBR over the M most probable, against all N draws)",
        cxxopts::value<int64_t>(), "N")
-      ("epsilon", "sampling: drop tokens with probability below E (0: plain ancestral sampling)",
-       cxxopts::value<double>(), "E")
+      ("epsilon", "--search sample: drop tokens with probability below E (0: plain ancestral "
+       "sampling)", cxxopts::value<double>(), "E")
+      ("top-p", "--search nucleus: keep the most probable tokens whose probabilities add up to "
+       "P", cxxopts::value<double>(), "P")
       ("seed", "sampling seed", cxxopts::value<int64_t>(), "S")
       ("no-repeat-ngram-size", "never repeat an n-gram of this size within an output (0: off)",
        cxxopts::value<int64_t>(), "N")
@@ -136,10 +141,14 @@ int64_t decoding_workers(const cxxopts::ParseResult& args, const at::Device& dev
 }
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
+  if (args.count("search")) {
+    base.search = require_choice<SearchKind>("--search", args["search"].as<std::string>());
+  }
   if (args.count("beam")) base.beam = args["beam"].as<int64_t>();
   if (args.count("nbest")) base.nbest = args["nbest"].as<int64_t>();
   if (args.count("sample")) base.sample = args["sample"].as<int64_t>();
   if (args.count("epsilon")) base.epsilon = args["epsilon"].as<double>();
+  if (args.count("top-p")) base.top_p = args["top-p"].as<double>();
   if (args.count("seed")) base.seed = args["seed"].as<int64_t>();
   if (args.count("mbr")) base.mbr = args["mbr"].as<int64_t>();
   if (args.count("no-repeat-ngram-size")) {
@@ -167,25 +176,14 @@ DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResu
     base.early_stopping =
         true_or_false("--early-stopping", args["early-stopping"].as<std::string>());
   }
-  if (!args.count("beam")) base.widen_beam_to_candidates();
+  base.complete(args.count("search") > 0, args.count("beam") > 0);
   base.validate();
   return base;
 }
 
 std::string describe_search(const DecodeConfig& decode) {
-  char text[160];
-  if (decode.sample > 0) {
-    std::snprintf(text, sizeof text, "%lld samples, epsilon %g, seed %lld",
-                  static_cast<long long>(decode.sample), decode.epsilon,
-                  static_cast<long long>(decode.seed));
-  } else {
-    std::snprintf(text, sizeof text, "beam %lld, alpha %.2f", static_cast<long long>(decode.beam),
-                  decode.length_penalty);
-  }
-  std::string description = text;
-  if (decode.sample == 0 && decode.beam > 1 && decode.early_stopping) {
-    description += ", early stopping";
-  }
+  std::string description = make_searcher(decode)->describe();
+  char text[64];
   if (decode.quantization == Quantization::kInt8) description += ", int8 weights";
   if (!decode.shortlist.empty()) description += ", shortlist " + decode.shortlist;
   if (decode.no_repeat_ngram_size > 0) {

@@ -37,11 +37,12 @@ void add_workers_option(cxxopts::Options& options, const std::string& group);
 int64_t decoding_workers(const cxxopts::ParseResult& args, const at::Device& device);
 
 /// `base` (a checkpoint's decode section) with the decoding options given on the command line;
-/// without --beam, DecodeConfig::widen_beam_to_candidates. Validated.
+/// completed as DecodeConfig::complete says. Validated.
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args);
 
-/// The search in words, for reports: "beam 5, alpha 2.00" (", early stopping" when on), "32
-/// samples, epsilon 0.02, seed 1", either followed by ", MBR chrf over N" when decode.mbr is on.
+/// The search in words, for reports: the strategy's own (Searcher::describe: "beam 5, alpha
+/// 2.00", "32 samples, epsilon 0.02, seed 1"), then the options that apply to all of them (int8,
+/// shortlist, repetition guards, ", MBR chrf over N").
 std::string describe_search(const DecodeConfig& decode);
 
 /// --checkpoint's comma-separated list (one entry: one checkpoint); an empty entry is an

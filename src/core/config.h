@@ -31,6 +31,7 @@ enum class DecayOn { kAll, kMatrices, kLinear };                    ///< all | m
 enum class Schedule { kInverseSqrt, kConstant, kLinear, kCosine };  ///< inverse_sqrt | ...
 enum class Metric { kBleu, kLoss };                                 ///< bleu | loss
 enum class MbrMetric { kBleu, kChrf };                              ///< bleu | chrf
+enum class SearchKind { kBeam, kGreedy, kSample, kNucleus };        ///< beam | greedy | ...
 enum class InitKeep { kNone, kOptimizer };                          ///< none | optimizer
 enum class Quantization { kNone, kInt8 };                           ///< none | int8
 enum class LangTag { kNone, kSource, kTarget };                     ///< none | source | target
@@ -92,6 +93,13 @@ template <>
 struct ChoiceNames<LangTag> {
   static constexpr std::pair<LangTag, const char*> names[] = {
       {LangTag::kNone, "none"}, {LangTag::kSource, "source"}, {LangTag::kTarget, "target"}};
+};
+template <>
+struct ChoiceNames<SearchKind> {
+  static constexpr std::pair<SearchKind, const char*> names[] = {{SearchKind::kBeam, "beam"},
+                                                                 {SearchKind::kGreedy, "greedy"},
+                                                                 {SearchKind::kSample, "sample"},
+                                                                 {SearchKind::kNucleus, "nucleus"}};
 };
 template <>
 struct ChoiceNames<MbrMetric> {
@@ -365,6 +373,11 @@ struct TrainConfig {
 
 /// Decoding (translate, evaluate, validation BLEU).
 struct DecodeConfig {
+  /// The decoding strategy (decode/searcher.h; one Searcher each): beam search of width `beam`
+  /// (1 = greedy), greedy (the most probable token at each step; `beam` must be 1), sample
+  /// (`sample` draws per input, epsilon sampling) or nucleus (`sample` draws, top-p sampling).
+  /// MBR (`mbr`) reranks the candidates of any of them.
+  SearchKind search = SearchKind::kBeam;
   int64_t beam = 1;             ///< beam size; 1 = greedy
   int64_t nbest = 1;            ///< hypotheses printed per input (≤ beam)
   double length_penalty = 0.6;  ///< GNMT α in ((5+|y|)/6)^α (Wu et al. 2016, §7)
@@ -385,14 +398,17 @@ struct DecodeConfig {
   /// `mbr_metric` (the n-best list is ordered by it). 0 = off; else nbest <= mbr <= beam.
   int64_t mbr = 0;
   MbrMetric mbr_metric = MbrMetric::kBleu;  ///< bleu | chrf
-  /// Sampling instead of beam search (decode/search.h, sample_search): `sample` translations are
-  /// drawn per input from the model, token by token, after removing the tokens whose probability
-  /// is below `epsilon` (epsilon sampling, Hewitt et al. 2022; 0 = plain ancestral sampling).
-  /// The n-best list holds the distinct samples, most probable first. With `mbr`, the `mbr` most
-  /// probable distinct samples are the candidates and all `sample` draws the pseudo-references
-  /// (each weighted 1/sample: a Monte Carlo estimate of the expected utility). 0 = off.
+  /// Draws per input of search = sample or nucleus (decode/search.h, sample_search): translations
+  /// drawn from the model token by token, after removing unlikely tokens: those whose probability
+  /// is below `epsilon` (sample: epsilon sampling, Hewitt et al. 2022; 0 = plain ancestral
+  /// sampling), or those outside the smallest set of most probable tokens whose probabilities
+  /// add up to `top_p` (nucleus: Holtzman et al. 2020). The n-best list holds the distinct
+  /// samples, most probable first. With `mbr`, the `mbr` most probable distinct samples are the
+  /// candidates and all `sample` draws the pseudo-references (each weighted 1/sample: a Monte
+  /// Carlo estimate of the expected utility). 0 with the other strategies.
   int64_t sample = 0;
   double epsilon = 0.02;
+  double top_p = 0.9;
   int64_t seed = 1;  ///< sampling seed: the same inputs, seed and batches give the same samples
   /// Weights of the linear layers when decoding on a CPU: none (as the checkpoint has them; in
   /// float32 on a CPU with AVX2, packed once for nmt's GEMM kernel, cpu/packed_linear.h) or int8
@@ -416,11 +432,11 @@ struct DecodeConfig {
 
   template <class F>
   void fields(F&& f) {
-    f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
+    f("search", search), f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
     f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
     f("early_stopping", early_stopping);
     f("mbr", mbr), f("mbr_metric", mbr_metric);
-    f("sample", sample), f("epsilon", epsilon), f("seed", seed);
+    f("sample", sample), f("epsilon", epsilon), f("top_p", top_p), f("seed", seed);
     f("quantization", quantization);
     f("no_repeat_ngram_size", no_repeat_ngram_size), f("repetition_penalty", repetition_penalty);
     f("shortlist", shortlist);
@@ -429,13 +445,17 @@ struct DecodeConfig {
   /// Every field that fields() lists is equal: the same inputs give the same outputs.
   bool operator==(const DecodeConfig& other) const;
   bool operator!=(const DecodeConfig& other) const { return !(*this == other); }
-  /// An n-best list or MBR candidate list longer than the beam widens it: beam = max(beam,
-  /// nbest, mbr). Not when sampling, whose candidates are the samples. For entry points (command
-  /// line, server request) where the beam was not given explicitly; validate() comes after.
-  void widen_beam_to_candidates();
+  /// What an entry point (command line, server request) completes from the options it was given;
+  /// validate() comes after. A number of draws given without a strategy samples (search =
+  /// sample); greedy without a beam decodes one hypothesis (beam = 1); an n-best list or MBR
+  /// candidate list longer than a beam that was not given widens it: beam = max(beam, nbest,
+  /// mbr).
+  void complete(bool search_given, bool beam_given);
+  /// Whether the strategy draws samples (sample, nucleus) rather than searching.
+  bool samples() const { return search == SearchKind::kSample || search == SearchKind::kNucleus; }
   /// How many hypotheses the search returns per input, and how many rows it decodes per source:
   /// `sample` when sampling, else `beam`.
-  int64_t candidates() const { return sample > 0 ? sample : beam; }
+  int64_t candidates() const { return samples() ? sample : beam; }
   /// This config as a plain beam search of width `beam_size` (greedy for 1): one hypothesis, no
   /// MBR, no sampling. What validation BLEU and the decoding benchmark run.
   DecodeConfig plain_search(int64_t beam_size) const;

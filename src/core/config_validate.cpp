@@ -203,8 +203,20 @@ std::filesystem::path TrainConfig::resolved_run_dir() const {
 
 void DecodeConfig::validate() const {
   check_range("decode.beam", beam, 1, 1000);
-  check_range("decode.sample", sample, 0, 4096);
+  if (search == SearchKind::kGreedy && beam != 1) {
+    throw Error("decode.beam = " + std::to_string(beam) +
+                " is a beam search's width; decode.search = greedy keeps one hypothesis: use "
+                "decode.beam = 1, or decode.search = beam");
+  }
+  if (samples()) {
+    check_range("decode.sample", sample, 1, 4096);
+  } else if (sample != 0) {
+    throw Error("decode.sample = " + std::to_string(sample) +
+                " draws are for decode.search = " + "sample or nucleus, not " +
+                choice_name(search) + ": set decode.search = sample, or decode.sample = 0");
+  }
   check_range("decode.epsilon", epsilon, 0.0, 0.5);
+  check_range("decode.top_p", top_p, 0.01, 1.0);
   check_range("decode.nbest", nbest, 1, candidates());
   check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
   check_min("decode.max_len_offset", max_len_offset, 1);
@@ -212,20 +224,24 @@ void DecodeConfig::validate() const {
   check_range("decode.no_repeat_ngram_size", no_repeat_ngram_size, 0, 100);
   check_range("decode.repetition_penalty", repetition_penalty, 1.0, 10.0);
   if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > candidates())) {
-    const std::string limit = sample > 0 ? "decode.sample = " + std::to_string(sample)
-                                         : "decode.beam = " + std::to_string(beam);
+    const std::string limit = samples() ? "decode.sample = " + std::to_string(sample)
+                                        : "decode.beam = " + std::to_string(beam);
     throw Error("decode.mbr = " + std::to_string(mbr) + " is not valid: use 0 (off) or a number " +
                 "of candidates from max(2, decode.nbest = " + std::to_string(nbest) + ") to " +
                 limit);
   }
 }
 
-void DecodeConfig::widen_beam_to_candidates() {
-  if (sample == 0) beam = std::max({beam, nbest, mbr});
+void DecodeConfig::complete(bool search_given, bool beam_given) {
+  if (!search_given && sample > 0 && !samples()) search = SearchKind::kSample;
+  if (beam_given) return;
+  if (search == SearchKind::kGreedy) beam = 1;
+  if (search == SearchKind::kBeam) beam = std::max({beam, nbest, mbr});
 }
 
 DecodeConfig DecodeConfig::plain_search(int64_t beam_size) const {
   DecodeConfig plain = *this;
+  plain.search = SearchKind::kBeam;
   plain.beam = beam_size;
   plain.nbest = 1;
   plain.mbr = 0;

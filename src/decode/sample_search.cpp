@@ -9,10 +9,18 @@
 
 namespace nmt {
 
+at::Tensor epsilon_truncation(const at::Tensor& probs, double epsilon) {
+  if (epsilon <= 0.0) return probs;
+  // The most probable token stays even when it is below epsilon.
+  const auto top = std::get<0>(probs.max(-1, /*keepdim=*/true));  // [rows, 1]
+  return probs.masked_fill(probs < top.clamp_max(epsilon), 0.0);
+}
+
 std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const at::Tensor& src,
                                                    const DecodeConfig& config,
                                                    at::Generator& generator,
-                                                   const std::vector<OutputGuide>& guides) {
+                                                   const std::vector<OutputGuide>& guides,
+                                                   const Truncation& truncate) {
   TORCH_CHECK(config.sample >= 1, "sample_search: decode.sample must be >= 1, got ", config.sample);
   if (src.size(0) == 0) return {};
   TORCH_CHECK(guides.empty() || static_cast<int64_t>(guides.size()) == src.size(0),
@@ -48,11 +56,7 @@ std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const
     // one token below float32's exp range: both are renormalised. One model's are its own.
     auto probs =
         models.size() > 1 || !guides.empty() ? at::softmax(log_probs, -1) : log_probs.exp();
-    if (config.epsilon > 0.0) {
-      // Epsilon truncation; the most probable token stays even when it is below epsilon.
-      const auto top = std::get<0>(probs.max(-1, /*keepdim=*/true));  // [active, 1]
-      probs = probs.masked_fill(probs < top.clamp_max(config.epsilon), 0.0);
-    }
+    probs = truncate ? truncate(probs) : epsilon_truncation(probs, config.epsilon);
     // Inverse-CDF draw: the first token whose cumulative probability exceeds u * total.
     // (Float cumsums of non-negative values never decrease; a token with probability 0 adds
     // nothing to the sum, so no u can land on it.)

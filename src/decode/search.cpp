@@ -1,6 +1,5 @@
 #include "decode/search.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -19,6 +18,7 @@
 #include "core/precision.h"
 #include "core/special_ids.h"
 #include "decode/search_internal.h"
+#include "decode/searcher.h"
 
 namespace nmt {
 namespace detail {
@@ -141,7 +141,7 @@ void check_guide(const OutputGuide& guide, int64_t output_limit, const DecodeCon
                 ": source length + decode.max_len_offset, within model.max_len); shorten it");
   }
   if (guide.constraints.empty()) return;
-  if (config.sample > 0) {
+  if (config.samples()) {
     throw Error(what + ": constraints need beam search; sampling (decode.sample " +
                 std::to_string(config.sample) + ") cannot keep them");
   }
@@ -294,7 +294,15 @@ std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
                                                 const at::Device& device, StopCheck stop,
                                                 int64_t workers,
                                                 const std::vector<OutputGuide>& guides) {
-  config.validate();
+  return decode_all(models, sources, *make_searcher(config), device, stop, workers, guides);
+}
+
+std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
+                                                const std::vector<std::vector<int64_t>>& sources,
+                                                Searcher& searcher, const at::Device& device,
+                                                StopCheck stop, int64_t workers,
+                                                const std::vector<OutputGuide>& guides) {
+  const DecodeConfig& config = searcher.config();
   TORCH_CHECK(guides.empty() || guides.size() == sources.size(), "decode_all: ", guides.size(),
               " guides for ", sources.size(), " sources");
   const int64_t max_src = models.max_len() - 1;
@@ -325,41 +333,29 @@ std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
     }
     // Several workers share the batches, so they taper (whatever their number: 2 and 8 workers
     // decode the same batches); one worker (the server's, CUDA's, --workers 1) gets whole ones.
-    const bool taper = workers > 1 && config.sample == 0;
+    const bool taper = workers > 1 && searcher.concurrent();
     for (auto batch :
          decode_batches(member_lengths, config.batch_tokens, config.candidates(), taper)) {
       for (auto& index : batch) index = members[index];
       batches.push_back(std::move(batch));
     }
   }
-  const auto decode_batch = [&](const std::vector<size_t>& batch, at::Generator& generator) {
+  const auto decode_batch = [&](const std::vector<size_t>& batch) {
     const auto src = collate_sources(sources, batch, device);  // [rows, longest + 1]
     std::vector<OutputGuide> batch_guides;
-    bool constrained = false;
     for (const size_t i : batch) {
       if (guides.empty()) break;
       batch_guides.push_back(guides[i]);
-      constrained = constrained || !guides[i].constraints.empty();
     }
-    if (config.sample > 0) {
-      auto samples = sample_search(models, src, config, generator, batch_guides);
-      for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(samples[row]);
-    } else if (config.beam == 1 && !constrained) {
-      auto hypotheses = greedy_search(models, src, config, batch_guides);
-      for (size_t row = 0; row < batch.size(); ++row) {
-        results[batch[row]] = {std::move(hypotheses[row])};
-      }
-    } else {
-      auto nbest = beam_search(models, src, config, batch_guides);
-      for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(nbest[row]);
-    }
+    auto candidates = searcher.search(models, src, batch_guides);
+    for (size_t row = 0; row < batch.size(); ++row)
+      results[batch[row]] = std::move(candidates[row]);
   };
-  auto generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(config.seed));
   workers = std::min<int64_t>(workers, static_cast<int64_t>(batches.size()));
-  if (workers <= 1 || config.sample > 0) {
+  if (workers <= 1 || !searcher.concurrent()) {
     for (const auto& batch : batches) {
       if (stop != nullptr && stop()) break;
-      decode_batch(batch, generator);
+      decode_batch(batch);
     }
     return results;
   }
@@ -379,7 +375,7 @@ std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
           stopped = true;
           break;
         }
-        decode_batch(batches[i], generator);  // the generator is not read without sampling
+        decode_batch(batches[i]);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mutex);

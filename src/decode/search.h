@@ -4,6 +4,7 @@
 #include <ATen/core/Generator.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "model/seq2seq.h"
 
 namespace nmt {
+
+class Searcher;
 
 /// A check asked between batches of long work (e.g. nmt::interrupted); true: stop there.
 using StopCheck = bool (*)();
@@ -83,9 +86,17 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
                                                  const DecodeConfig& config,
                                                  const std::vector<OutputGuide>& guides = {});
 
+/// Removes unlikely tokens before a draw: probs [rows, vocab] -> the same with the removed
+/// tokens at 0 (the most probable token of each row stays). SamplingSearcher::truncate.
+using Truncation = std::function<at::Tensor(const at::Tensor& probs)>;
+
+/// Epsilon truncation (Hewitt et al. 2022): tokens with probability below `epsilon` go, except
+/// the most probable one; 0 keeps every token.
+at::Tensor epsilon_truncation(const at::Tensor& probs, double epsilon);
+
 /// Sampling: config.sample translations per row of src, each drawn token by token from the
-/// model's distribution after removing the tokens with probability below config.epsilon (the most
-/// probable token always stays; the rest is renormalised). Rows are repeated config.sample times
+/// model's distribution after `truncate` (empty: epsilon_truncation with config.epsilon) has
+/// removed the unlikely tokens (the rest is renormalised). Rows are repeated config.sample times
 /// and decoded as one batch with the incremental decoder, like greedy_search. `generator` is a
 /// CPU generator (the uniform draws are made on the CPU, so results do not depend on the device's
 /// random number generator). Returns, per row, the config.sample hypotheses in draw order, with
@@ -94,7 +105,8 @@ std::vector<std::vector<Hypothesis>> beam_search(const Ensemble& models, const a
 std::vector<std::vector<Hypothesis>> sample_search(const Ensemble& models, const at::Tensor& src,
                                                    const DecodeConfig& config,
                                                    at::Generator& generator,
-                                                   const std::vector<OutputGuide>& guides = {});
+                                                   const std::vector<OutputGuide>& guides = {},
+                                                   const Truncation& truncate = {});
 
 /// Batches of indices into `lengths` for decoding: longest first (stable), each batch within
 /// `batch_tokens` (decode.batch_tokens): sources × `rows_per_source` (the beam or the samples,
@@ -106,8 +118,8 @@ std::vector<std::vector<size_t>> decode_batches(const std::vector<int64_t>& leng
                                                 bool taper = false);
 
 /// Decodes already encoded sources (ids without eos) in token-budget batches sorted by length;
-/// results come back in input order (config.nbest per input). Uses greedy_search when beam == 1,
-/// sample_search when config.sample > 0 (config.sample per input, in draw order; a generator
+/// results come back in input order: each input's candidates from the strategy decode.search
+/// names (make_searcher; the n-best list of a beam, the draws in draw order with a generator
 /// seeded with config.seed). Batches: decode_batches with config.candidates() rows per source.
 /// A source longer than the model's position table (max_len - 1 tokens) is an nmt::Error: callers
 /// truncate (Translator does, with a warning).
@@ -125,6 +137,14 @@ std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
                                                 const DecodeConfig& config,
                                                 const at::Device& device, StopCheck stop = nullptr,
                                                 int64_t workers = 1,
+                                                const std::vector<OutputGuide>& guides = {});
+
+/// The same with the strategy `searcher` (decode/searcher.h): its config's options, its
+/// rows_per_source for batching; a strategy that is not concurrent() decodes one batch at a time.
+std::vector<std::vector<Hypothesis>> decode_all(const Ensemble& models,
+                                                const std::vector<std::vector<int64_t>>& sources,
+                                                Searcher& searcher, const at::Device& device,
+                                                StopCheck stop = nullptr, int64_t workers = 1,
                                                 const std::vector<OutputGuide>& guides = {});
 
 /// Checks a guide against the output limit of its source (max_output_length): an nmt::Error

@@ -1,19 +1,13 @@
 #include "decode/translator.h"
 
-#include <torch/types.h>
-#include <torch/utils.h>
-
 #include <algorithm>
 #include <iostream>
-#include <numeric>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
 #include "core/special_ids.h"
 #include "data/corpus.h"
-#include "decode/mbr.h"
 #include "decode/search.h"
 
 namespace nmt {
@@ -23,34 +17,7 @@ bool blank(const std::string& line) {
   return line.find_first_not_of(" \t\r\n\f\v") == std::string::npos;
 }
 
-/// Throws unless `min` <= `index` < `count`, naming the index, the model's count of `what`
-/// and the valid range.
-void check_index(const std::string& what, int64_t index, int64_t min, int64_t count,
-                 const std::string& meaning) {
-  if (index < min || index >= count) {
-    throw Error("attention " + what + " " + std::to_string(index) + " is out of range: the " +
-                "model has " + std::to_string(count) + " " + what + "s (valid: " +
-                std::to_string(min) + ".." + std::to_string(count - 1) + "; " + meaning + ")");
-  }
-}
-
-/// Gives each translation its new score, orders them by it (highest first; ties keep the
-/// current order) and keeps the first `keep`.
-void rescore(std::vector<TranslatedText>& nbest, const std::vector<double>& scores, int64_t keep) {
-  for (size_t i = 0; i < nbest.size(); ++i) nbest[i].score = scores[i];
-  std::stable_sort(
-      nbest.begin(), nbest.end(),
-      [](const TranslatedText& a, const TranslatedText& b) { return a.score > b.score; });
-  if (nbest.size() > size_t(keep)) nbest.resize(size_t(keep));
-}
-
 }  // namespace
-
-void AttentionOptions::validate(const ModelConfig& model) const {
-  check_index("layer", layer, -model.decoder_layers, model.decoder_layers,
-              "negative counts from the end, -1 = the last decoder layer");
-  check_index("head", head, -1, model.n_heads, "-1 = the mean over heads");
-}
 
 SourceLine encode_line(const Tokenizer& tokenizer, const Ensemble& models, const std::string& line,
                        size_t line_number) {
@@ -152,9 +119,8 @@ void Translator::set_language(LanguageTags tags, std::string tgt_lang) {
   tgt_lang_ = std::move(tgt_lang);
 }
 
-void Translator::set_config(DecodeConfig config) {
-  config.validate();
-  config_ = std::move(config);
+TeacherForcing Translator::teacher_forcing() const {
+  return {model(), tokenizer_, device_, tags_, tgt_lang_};
 }
 
 void Translator::report(const std::string& message) const {
@@ -186,6 +152,11 @@ std::vector<TranslationResult> Translator::translate(const std::vector<std::stri
 }
 
 std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceLine> lines) {
+  return translate_encoded(std::move(lines), config_);
+}
+
+std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceLine> lines,
+                                                             const DecodeConfig& options) {
   std::vector<TranslationResult> results;
   std::vector<std::vector<int64_t>> sources;
   std::vector<OutputGuide> guides;  // one per source once any line has one
@@ -204,7 +175,7 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
     }
     if (const int64_t tag = tags_.target_tag(lang); tag >= 0) {
       line.guide.prefix.insert(line.guide.prefix.begin(), tag);
-      check_line_guide(line, models_, config_);  // the tag takes a place of the output limit
+      check_line_guide(line, models_, options);  // the tag takes a place of the output limit
     }
   }
   bool guided = target_tags;
@@ -219,9 +190,8 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
     results.push_back(std::move(lines[i].result));
   }
   if (sources.empty()) return results;
-  DecodeConfig search = config_;
-  if (config_.mbr > 0 && config_.sample == 0) search.nbest = config_.mbr;  // the candidates
-  auto hypotheses = decode_all(models_, sources, search, device_, stop_, workers_, guides);
+  const auto searcher = make_searcher(options);
+  auto hypotheses = decode_all(models_, sources, *searcher, device_, stop_, workers_, guides);
   // The forced tag, and any tag the model put elsewhere, are not part of a translation.
   if (tags_.active()) {
     for (auto& list : hypotheses) {
@@ -243,71 +213,9 @@ std::vector<TranslationResult> Translator::translate_encoded(std::vector<SourceL
       warning = warning ? *warning + "; " + message : message;  // a cut source keeps its warning
       report("warning: " + message);
     }
-    if (config_.sample > 0) {
-      nbest = select_from_samples(hypotheses[k]);
-      continue;
-    }
-    for (auto& h : hypotheses[k]) {
-      nbest.push_back({tokenizer_.decode_tgt(h.tokens), h.score, std::move(h.tokens)});
-    }
-    if (config_.mbr > 0) select_by_mbr(nbest, hypotheses[k]);
+    nbest = searcher->rank(std::move(hypotheses[k]), tokenizer_);
   }
   return results;
-}
-
-void Translator::select_by_mbr(std::vector<TranslatedText>& nbest,
-                               const std::vector<Hypothesis>& hypotheses) const {
-  std::vector<std::string> texts;
-  std::vector<double> log_probs;
-  for (size_t i = 0; i < nbest.size(); ++i) {
-    texts.push_back(nbest[i].text);
-    log_probs.push_back(hypotheses[i].log_prob);
-  }
-  rescore(nbest, mbr_expected_utilities(texts, log_probs, config_.mbr_metric), config_.nbest);
-}
-
-std::vector<TranslatedText> Translator::select_from_samples(std::vector<Hypothesis>& draws) const {
-  // Distinct translations by text (two segmentations can read the same), each with the
-  // log-probability of its most probable draw and how many draws gave it.
-  std::vector<TranslatedText> distinct;
-  std::vector<double> counts;
-  std::unordered_map<std::string, size_t> index;
-  for (auto& draw : draws) {
-    auto text = tokenizer_.decode_tgt(draw.tokens);
-    const auto [it, inserted] = index.emplace(text, distinct.size());
-    if (inserted) {
-      distinct.push_back({std::move(text), draw.log_prob, std::move(draw.tokens)});
-      counts.push_back(1.0);
-      continue;
-    }
-    auto& seen = distinct[it->second];
-    counts[it->second] += 1.0;
-    if (draw.log_prob > seen.score)
-      seen.score = draw.log_prob, seen.tokens = std::move(draw.tokens);
-  }
-  // Most probable first (ties: the earlier draw), counts kept alongside.
-  std::vector<size_t> order(distinct.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return distinct[a].score > distinct[b].score; });
-  std::vector<TranslatedText> ranked;
-  std::vector<std::string> references;
-  std::vector<double> weights;
-  for (const size_t i : order) {
-    references.push_back(distinct[i].text);
-    weights.push_back(counts[i] / static_cast<double>(draws.size()));
-    ranked.push_back(std::move(distinct[i]));
-  }
-  if (config_.mbr == 0) {
-    if (ranked.size() > size_t(config_.nbest)) ranked.resize(size_t(config_.nbest));
-    return ranked;
-  }
-  // Candidates: the decode.mbr most probable; pseudo-references: every draw (Monte Carlo).
-  if (ranked.size() > size_t(config_.mbr)) ranked.resize(size_t(config_.mbr));
-  std::vector<std::string> candidates(references.begin(), references.begin() + ranked.size());
-  rescore(ranked, mbr_expected_utilities(candidates, references, weights, config_.mbr_metric),
-          config_.nbest);
-  return ranked;
 }
 
 std::vector<std::string> Translator::translate_texts(const std::vector<std::string>& lines) {
@@ -317,59 +225,6 @@ std::vector<std::string> Translator::translate_texts(const std::vector<std::stri
     texts.push_back(result.best());
   }
   return texts;
-}
-
-AttentionMap Translator::attention(const std::string& source, const std::vector<int64_t>& target,
-                                   const AttentionOptions& options) {
-  if (!valid_utf8(source)) throw Error("attention: the source is not valid UTF-8");
-  options.validate(model()->config());
-  auto src_ids = encode_line(tokenizer_, models_, source, 1).ids;
-  AttentionMap map;
-  map.src_pieces = tokenizer_.src_pieces(source);
-  map.src_pieces.resize(src_ids.size());    // truncated like the ids
-  std::vector<int64_t> tgt_ids = {kBosId};  // bos + target predicts target + eos
-  // A multilingual model's tag, where translation puts it (a row or a column of its own).
-  if (tags_.active()) {
-    const auto limit = static_cast<size_t>(models_.max_len() - 1);
-    if (const int64_t tag = tags_.source_tag(tgt_lang_); tag >= 0) {
-      if (src_ids.size() >= limit) src_ids.resize(limit - 1), map.src_pieces.resize(limit - 1);
-      src_ids.insert(src_ids.begin(), tag);
-      map.src_pieces.insert(map.src_pieces.begin(), language_tag(tgt_lang_));
-    }
-    if (const int64_t tag = tags_.target_tag(tgt_lang_); tag >= 0) {
-      tgt_ids.push_back(tag);
-      map.tgt_pieces.push_back(language_tag(tgt_lang_));
-    }
-  }
-  src_ids.push_back(kEosId);
-  tgt_ids.insert(tgt_ids.end(), target.begin(), target.end());
-  map.weights = cross_attention(src_ids, tgt_ids, options);  // [tgt_len, src_len]
-  map.src_pieces.push_back("</s>");
-  for (auto& piece : tokenizer_.tgt_pieces(target)) map.tgt_pieces.push_back(std::move(piece));
-  map.tgt_pieces.push_back("</s>");
-  return map;
-}
-
-at::Tensor Translator::cross_attention(const std::vector<int64_t>& src_ids,
-                                       const std::vector<int64_t>& tgt_ids,
-                                       const AttentionOptions& options) {
-  torch::NoGradGuard no_grad;
-  const auto to_device = [&](const std::vector<int64_t>& ids) {
-    return at::tensor(at::ArrayRef<int64_t>(ids), at::kLong).unsqueeze(0).to(device_);
-  };
-  const auto src = to_device(src_ids);  // [1, src_len]
-  const auto tgt = to_device(tgt_ids);  // [1, tgt_len]
-  auto model = models_.front();
-  const auto src_mask = model->make_src_mask(src);
-  const auto memory = model->encode(src, src_mask);
-  const auto out = model->decoder->hidden(tgt, memory, model->make_tgt_mask(tgt), src_mask,
-                                          /*need_weights=*/true);
-  // AttentionOptions::validate has checked the indices against the model's config.
-  const auto layers = static_cast<int64_t>(out.attention.size());
-  const auto& layer = out.attention[options.layer < 0 ? layers + options.layer : options.layer];
-  at::Tensor weights = layer[0];  // [heads, tgt_len, src_len]
-  weights = options.head == -1 ? weights.mean(0) : weights[options.head];
-  return weights.to(at::kCPU, at::kFloat).contiguous();  // [tgt_len, src_len]
 }
 
 }  // namespace nmt

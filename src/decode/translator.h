@@ -12,19 +12,12 @@
 #include "core/config.h"
 #include "data/language_tags.h"
 #include "data/tokenizer.h"
+#include "decode/attention_map.h"
 #include "decode/search.h"
+#include "decode/searcher.h"
 #include "model/seq2seq.h"
 
 namespace nmt {
-
-/// One translation of one input.
-struct TranslatedText {
-  std::string text;             ///< detokenized output
-  double score = 0.0;           ///< search score (log-prob, length-penalised with beam > 1; a
-                                ///< sample's log-prob); with decode.mbr, the expected utility
-                                ///< (0..100) instead
-  std::vector<int64_t> tokens;  ///< target ids, without bos/eos
-};
 
 /// The outcome for one input line: its n-best translations, or an error for that line only.
 struct TranslationResult {
@@ -35,24 +28,6 @@ struct TranslationResult {
   bool ok() const { return !error.has_value(); }
   /// The best translation's text ("" when there is none).
   const std::string& best() const;
-};
-
-/// Cross-attention of one sentence pair, for display.
-struct AttentionMap {
-  std::vector<std::string> src_pieces;  ///< source pieces + "</s>" (columns)
-  std::vector<std::string> tgt_pieces;  ///< target pieces + "</s>" (rows)
-  at::Tensor weights;                   ///< [tgt_len, src_len] float32, CPU; rows sum to 1
-};
-
-/// Which cross-attention to show: a layer (negative counts from the end: -1 = last) and a head
-/// (-1 = the average over heads).
-struct AttentionOptions {
-  int64_t layer = -1;
-  int64_t head = -1;
-  /// Throws an nmt::Error naming the index and its valid range unless the layer is one of
-  /// `model`'s decoder layers (-decoder_layers..decoder_layers-1) and the head one of its heads
-  /// or -1 (-1..n_heads-1).
-  void validate(const ModelConfig& model) const;
 };
 
 /// One input line made ready for decoding: its source ids, and its result so far.
@@ -101,16 +76,15 @@ class Translator {
                                            size_t first_line = 1,
                                            const std::vector<OutputGuide>& guides = {});
   /// Translates lines already made ready by encode_line (the server tokenizes each text once,
-  /// when it arrives). Warnings and errors are not logged again.
+  /// when it arrives) with the decoding options `options` (the translator's own config when not
+  /// given): one Translator serves requests whose options differ. Warnings and errors are not
+  /// logged again.
   std::vector<TranslationResult> translate_encoded(std::vector<SourceLine> lines);
+  std::vector<TranslationResult> translate_encoded(std::vector<SourceLine> lines,
+                                                   const DecodeConfig& options);
 
   /// Best translation of each line; the first failed line is an nmt::Error naming it.
   std::vector<std::string> translate_texts(const std::vector<std::string>& lines);
-
-  /// Cross-attention of `source` translated as `target` (ids without bos/eos), from the
-  /// teacher-forced decoder. Bad layer/head indices are an nmt::Error naming the valid range.
-  AttentionMap attention(const std::string& source, const std::vector<int64_t>& target,
-                         const AttentionOptions& options = {});
 
   /// Where warnings (truncation) and per-line errors are also written; nullptr = nowhere.
   /// Defaults to std::cerr.
@@ -132,9 +106,9 @@ class Translator {
   StopCheck stop() const { return stop_; }
 
   const DecodeConfig& config() const { return config_; }
-  /// Decodes with `config` from now on (validated): one Translator serves requests whose
-  /// options differ.
-  void set_config(DecodeConfig config);
+  /// What attention maps and alignments of this translator's output need (decode/attention_map.h):
+  /// its first model, tokenizer, device, language tags and target language.
+  TeacherForcing teacher_forcing() const;
   /// The model, or an ensemble's first member (it answers attention and alignment).
   Seq2Seq model() const { return models_.front(); }
   const Ensemble& models() const { return models_; }
@@ -144,19 +118,6 @@ class Translator {
   void report(const std::string& message) const;
 
  private:
-  /// decode.mbr: orders one input's candidates by expected utility (their scores become it) and
-  /// keeps decode.nbest. `hypotheses` are the candidates' search results, in the same order.
-  void select_by_mbr(std::vector<TranslatedText>& nbest,
-                     const std::vector<Hypothesis>& hypotheses) const;
-  /// decode.sample: one input's draws -> its n-best list: the distinct translations (by text),
-  /// most probable first, or with decode.mbr the decode.mbr most probable of them ordered by
-  /// their expected utility against all draws.
-  std::vector<TranslatedText> select_from_samples(std::vector<Hypothesis>& draws) const;
-  /// Teacher-forced cross-attention weights [tgt_len, src_len] (CPU, float32) of one pair of
-  /// id sequences: src ids + eos, bos + target ids.
-  at::Tensor cross_attention(const std::vector<int64_t>& src_ids,
-                             const std::vector<int64_t>& tgt_ids, const AttentionOptions& options);
-
   Ensemble models_;
   Tokenizer tokenizer_;
   DecodeConfig config_;

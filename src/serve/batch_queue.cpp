@@ -115,10 +115,10 @@ std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
   while (true) {
     changed_.wait(lock, [this] { return closed_ || !queue_.empty(); });
     if (queue_.empty()) return {};
-    // Sampling draws from one generator per Translator call: batching other requests with it
+    // Sampling draws from one generator per call: batching other requests with it
     // would change its samples, so a sampling request is decoded on its own.
     const auto ready = [this] {
-      return closed_ || flush_ || queue_.front()->decode.sample > 0 ||
+      return closed_ || flush_ || queue_.front()->decode.samples() ||
              compatible_tokens() >= options_.max_batch_tokens;
     };
     const auto deadline = queue_.front()->arrival + options_.max_wait;
@@ -132,7 +132,7 @@ std::vector<std::unique_ptr<BatchQueue::Job>> BatchQueue::next_batch() {
       break;
     }
   }
-  const bool alone = queue_.front()->decode.sample > 0;
+  const bool alone = queue_.front()->decode.samples();
   std::vector<std::unique_ptr<Job>> batch;
   int64_t tokens = 0;
   const DecodeConfig decode = queue_.front()->decode;
@@ -164,8 +164,7 @@ void BatchQueue::decode(Translator& translator, std::vector<std::unique_ptr<Job>
   std::vector<TranslationResult> results;
   const auto start = std::chrono::steady_clock::now();
   try {
-    translator.set_config(batch.front()->decode);
-    results = translator.translate_encoded(std::move(lines));
+    results = translator.translate_encoded(std::move(lines), batch.front()->decode);
   } catch (...) {
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -277,7 +277,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
   }
   if (!has_text) throw bad_request("missing field \"text\" (a string or a list of strings)");
   guide_fields(root, root["text"].is_string(), request, limits);
-  if (!root.contains("beam")) request.decode.widen_beam_to_candidates();  // as the CLI does
+  request.decode.complete(/*search_given=*/false, root.contains("beam"));  // as the CLI does
   validate_decode(request.decode);
   if (request.decode.nbest > 1 || request.alignment) request.scores = true;
   request.text = text_fields(root, request, text);

@@ -74,7 +74,7 @@ struct TranslateRequest {
 /// "casing": "auto" | "none"}. `text` holds the server's defaults for the last three. With one
 /// "text" string, P is a string and C a list of strings; with a list of texts, P is a list of
 /// strings and C a list of such lists, one entry per text. Options override `defaults` as the
-/// command line's do (DecodeConfig::widen_beam_to_candidates when "beam" is not given) and pass the
+/// command line's do (DecodeConfig::complete) and pass the
 /// same validation (DecodeConfig::validate) as `nmt translate`'s. Throws RequestError: 400 for
 /// malformed JSON, unknown fields, wrong types, invalid UTF-8, out-of-range options; 413 for a text
 /// or list above the limits.

@@ -153,7 +153,7 @@ struct TranslationServer::Impl {
   std::vector<TranslationResult> translate_texts(const TranslateRequest& request,
                                                  const std::string& tgt_lang,
                                                  const LineEncoder& encode,
-                                                 const std::function<Translator&()>& attention_of);
+                                                 const TeacherForcing& forced);
   json info() const;
   json health() const;
   /// Encodes a request's texts for `tgt_lang` (a text's number names it in errors).
@@ -164,14 +164,11 @@ struct TranslationServer::Impl {
       return line;
     };
   }
-  /// A translator for teacher-forced passes into `tgt_lang` (attention maps, alignments), used
-  /// on the calling thread: the model is only read.
-  std::unique_ptr<Translator> forced_translator(const std::string& tgt_lang) const {
-    auto translator = std::make_unique<Translator>(served.model, served.tokenizer,
-                                                   served.config.decode, served.device);
-    translator->set_log(nullptr);
-    translator->set_language(LanguageTags(served.config.data, served.tokenizer), tgt_lang);
-    return translator;
+  /// What teacher-forced passes into `tgt_lang` need (attention maps, alignments); they run on
+  /// the calling thread: the model is only read.
+  TeacherForcing teacher_forcing(const std::string& tgt_lang) const {
+    return {served.model.front(), served.tokenizer, served.device,
+            LanguageTags(served.config.data, served.tokenizer), tgt_lang};
   }
   /// The target language of a request: its "tgt_lang", else serve --tgt-lang, else the model's
   /// only one; a 400 naming the model's pairs when it was not trained for it or none is chosen.
@@ -290,7 +287,7 @@ void TranslationServer::Impl::add_guides(std::vector<SourceLine>& lines,
 
 std::vector<TranslationResult> TranslationServer::Impl::translate_texts(
     const TranslateRequest& request, const std::string& tgt_lang, const LineEncoder& encode,
-    const std::function<Translator&()>& attention_of) {
+    const TeacherForcing& forced) {
   TextOptions text = *request.text;
   text.tgt_lang = tgt_lang;  // whose case mappings restore ALL CAPS
   const TextPlan plan(request.texts, text, [&](const std::string& segment) {
@@ -309,7 +306,7 @@ std::vector<TranslationResult> TranslationServer::Impl::translate_texts(
   // Every request goes through the queue, one of blank texts too (it counts what it answers).
   if (!request.texts.empty()) segments = queue.submit(std::move(lines), request.decode).get();
   return plan.assemble(segments, [&](const std::string& source, const TranslatedText& translation) {
-    return align_translation(attention_of(), source, translation, request.text->view);
+    return align_translation(forced, source, translation, request.text->view);
   });
 }
 
@@ -320,15 +317,11 @@ HttpResponse TranslationServer::Impl::translate(const std::string& body, const C
   const std::string tgt_lang = target_of(request.tgt_lang);
   const auto encode = encoder(tgt_lang);
   // One teacher-forced pass per aligned hypothesis, on this thread (the model is only read).
-  std::unique_ptr<Translator> aligner;
-  const auto attention_of = [&]() -> Translator& {
-    if (!aligner) aligner = forced_translator(tgt_lang);
-    return *aligner;
-  };
+  const auto forced = teacher_forcing(tgt_lang);
   std::vector<TranslationResult> results;
   std::vector<std::vector<std::string>> alignments;
   if (request.text) {
-    results = translate_texts(request, tgt_lang, encode, attention_of);
+    results = translate_texts(request, tgt_lang, encode, forced);
   } else {
     auto lines = encode_texts(request.texts, encode);
     add_guides(lines, request);
@@ -338,10 +331,10 @@ HttpResponse TranslationServer::Impl::translate(const std::string& body, const C
     for (size_t i = 0; i < results.size(); ++i) {
       alignments.emplace_back();
       for (const auto& hypothesis : results[i].nbest) {
-        alignments.back().push_back(hypothesis.tokens.empty()
-                                        ? ""
-                                        : pharaoh(align_words(attention_of().attention(
-                                              request.texts[i], hypothesis.tokens))));
+        alignments.back().push_back(
+            hypothesis.tokens.empty()
+                ? ""
+                : pharaoh(align_words(attention_map(forced, request.texts[i], hypothesis.tokens))));
       }
     }
   }
@@ -362,8 +355,8 @@ HttpResponse TranslationServer::Impl::attention(const std::string& body, const C
     throw RequestError(400, "the text or its translation is empty: no attention to draw");
   }
   // One teacher-forced pass over the translation, on this thread (the model is only read).
-  const auto map = forced_translator(tgt_lang)->attention(request.text, result.nbest.front().tokens,
-                                                          request.view);
+  const auto map = attention_map(teacher_forcing(tgt_lang), request.text,
+                                 result.nbest.front().tokens, request.view);
   HttpResponse res;
   res.content_type = "image/svg+xml";
   res.body = attention_svg(map);

@@ -203,13 +203,13 @@ std::vector<TranslationResult> TextPlan::assemble(const std::vector<TranslationR
   return out;
 }
 
-WordLinks align_translation(Translator& translator, const std::string& source,
+WordLinks align_translation(const TeacherForcing& pass, const std::string& source,
                             const TranslatedText& translation, const AttentionOptions& view) {
   WordLinks out;
   out.src_words = text_words(source, {0, source.size()});
   out.tgt_words = text_words(translation.text, {0, translation.text.size()});
   if (translation.tokens.empty() || out.src_words.empty() || out.tgt_words.empty()) return out;
-  const auto mass = word_attention(translator.attention(source, translation.tokens, view));
+  const auto mass = word_attention(attention_map(pass, source, translation.tokens, view));
   if (mass.empty()) return out;
   for (const auto& [s, t] : links_from_attention(mass)) {
     out.links.emplace_back(rescale(s, mass.front().size(), out.src_words.size()),
@@ -247,8 +247,9 @@ std::vector<TranslationResult> translate_text(Translator& translator,
       results.push_back(std::move(result));
     }
   }
+  const auto forced = translator.teacher_forcing();
   auto out = plan.assemble(results, [&](const std::string& source, const TranslatedText& hyp) {
-    return align_translation(translator, source, hyp, options.view);
+    return align_translation(forced, source, hyp, options.view);
   });
   for (const auto& result : out) {
     if (result.error) translator.report("error: " + *result.error);

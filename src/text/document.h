@@ -125,9 +125,10 @@ class TextPlan {
   std::vector<bool> tagged_;
 };
 
-/// The word links of `source` translated as `translation` by `translator`'s cross-attention
-/// (the view's layer and head), mapped onto the whitespace-separated words of both texts.
-WordLinks align_translation(Translator& translator, const std::string& source,
+/// The word links of `source` translated as `translation`, from the cross-attention of a
+/// teacher-forced pass (the view's layer and head), mapped onto the whitespace-separated words
+/// of both texts.
+WordLinks align_translation(const TeacherForcing& pass, const std::string& source,
                             const TranslatedText& translation, const AttentionOptions& view);
 
 /// The most segments translate_text decodes in one Translator::translate_encoded call.
