@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "config_test_util.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "test_util.h"
@@ -13,116 +14,11 @@
 namespace nmt {
 namespace {
 
-/// Every key of every section with a valid value other than its default, written out by hand
-/// (not through the visitor under test).
-nlohmann::json every_field_changed() {
-  return {{"model",
-           {{"d_model", 64},
-            {"n_heads", 8},
-            {"encoder_layers", 2},
-            {"decoder_layers", 4},
-            {"d_ff", 96},
-            {"dropout", 0.25},
-            {"attention_dropout", 0.05},
-            {"word_dropout", 0.15},
-            {"activation", "gelu"},
-            {"norm", "pre"},
-            {"positions", "sinusoidal"},
-            {"max_len", 77},
-            {"share_embeddings", true},
-            {"tie_output", true},
-            {"src_vocab_size", 1234},
-            {"tgt_vocab_size", 1234}}},
-          {"data",
-           {{"dir", "some/where"},
-            {"src_lang", "de"},
-            {"tgt_lang", "fr"},
-            {"train", {{{"src", "a.xx"}, {"tgt", "a.yy"}}, {{"split", "t"}, {"weight", 2.5}}}},
-            {"valid",
-             nlohmann::json::array({{{"tsv", "v.tsv"}, {"src_column", 2}, {"tgt_column", 0}}})},
-            {"lang_tag", "target"},
-            {"sampling_temperature", 3.0},
-            {"spm_model", "s.model"},
-            {"spm_model_tgt", "t.model"},
-            {"vocab_size", 3000},
-            {"vocab_type", "bpe"},
-            {"joint_vocab", false},
-            {"character_coverage", 0.9995},
-            {"spm_sentences", 5000},
-            {"spm_characters", 70000},
-            {"max_len", 50},
-            {"batch_tokens", 1000},
-            {"pool_batches", 7},
-            {"seed", 5},
-            {"subword_alpha", 0.1},
-            {"subword_nbest", 8},
-            {"augment",
-             nlohmann::json::object(
-                 {{"upper", 0.05}, {"title", 0.1}, {"no_final_punct", 0.2}, {"typos", 0.3}})}}},
-          {"train",
-           {{"name", "x"},
-            {"run_dir", "r"},
-            {"seed", 3},
-            {"device", "cpu"},
-            {"threads", 2},
-            {"cpu_workers", 3},
-            {"precision", "bf16"},
-            {"lr", 1e-3},
-            {"adam_beta1", 0.8},
-            {"adam_beta2", 0.99},
-            {"adam_eps", 1e-8},
-            {"weight_decay", 0.01},
-            {"weight_decay_on", "linear"},
-            {"schedule", "cosine"},
-            {"warmup", "5%"},
-            {"allow_small_data", true},
-            {"label_smoothing", 0.2},
-            {"rdrop_alpha", 0.5},
-            {"clip_norm", 2.0},
-            {"accum_steps", 3},
-            {"max_epochs", 7},
-            {"max_steps", 900},
-            {"max_minutes", 1.5},
-            {"log_every", 9},
-            {"validate_every", 11},
-            {"validate_at_start", true},
-            {"valid_bleu", false},
-            {"valid_max_len_offset", 8},
-            {"bleu_tokenize", "intl"},
-            {"metric", "loss"},
-            {"patience", 4},
-            {"keep_checkpoints", 6},
-            {"average_snapshots", 5},
-            {"average_window", 0.4},
-            {"ema_decay", 0.99},
-            {"monitor_splits", {"a", "b"}},
-            {"init_keep", "optimizer"},
-            {"dist_timeout", 30.0}}},
-          {"decode",
-           {{"search", "nucleus"},
-            {"beam", 6},
-            {"nbest", 2},
-            {"length_penalty", 1.2},
-            {"max_len_offset", 20},
-            {"batch_tokens", 2000},
-            {"early_stopping", true},
-            {"mbr", 3},
-            {"mbr_metric", "chrf"},
-            {"sample", 5},
-            {"epsilon", 0.03},
-            {"top_p", 0.8},
-            {"seed", 7},
-            {"quantization", "int8"},
-            {"no_repeat_ngram_size", 3},
-            {"repetition_penalty", 1.2},
-            {"shortlist", "run/shortlist.txt"}}}};
-}
-
 // Every field, each changed from its default, survives save and load; and the hand-written list
 // covers every key the config has (a field the visitor forgets to read or write, or a new one
 // left out of the list, fails here).
 TEST(Config, JsonRoundTripKeepsEveryField) {
-  const auto changed = every_field_changed();
+  const auto changed = test::every_field_changed();
   const auto defaults = config_to_json(Config{});
   ASSERT_EQ(changed.size(), defaults.size());
   size_t keys = 0;
@@ -166,7 +62,7 @@ TEST(Config, JsonRoundTripKeepsEveryField) {
 TEST(Config, DecodeConfigsDifferWhenAnyFieldDiffers) {
   const DecodeConfig defaults;
   EXPECT_EQ(defaults, DecodeConfig{});
-  const auto changed_fields = every_field_changed();  // alive while its items are iterated
+  const auto changed_fields = test::every_field_changed();  // alive while its items are iterated
   for (const auto& [key, value] : changed_fields["decode"].items()) {
     const auto changed = config_from_json({{"decode", {{key, value}}}}, "changed").decode;
     EXPECT_NE(changed, defaults) << key;

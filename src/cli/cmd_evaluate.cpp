@@ -102,9 +102,7 @@ int run_evaluate(int argc, char** argv) {
        "(created if missing) instead of next to the checkpoint", cxxopts::value<std::string>(),
        "DIR")
       ("json", "also write the scores of every test set to this JSON file",
-       cxxopts::value<std::string>(), "FILE")
-      ("set", "override a config key: section.key=value (data.*, decode.*; repeatable)",
-       cxxopts::value<std::vector<std::string>>());
+       cxxopts::value<std::string>(), "FILE");
   // clang-format on
   add_scoring_options(options, "scores");
   cxxopts::ParseResult args;
@@ -112,7 +110,7 @@ int run_evaluate(int argc, char** argv) {
   check_hypotheses_options(args);
   // The options are checked before the model loads; --tokenize auto waits for its language.
   scoring_from_args(args, "");
-  auto session = open_decode_session(args, overrides_from_args(args));
+  auto session = open_decode_session(args);
   install_interrupt_handlers();  // Ctrl-C / SIGTERM: keep the hypotheses so far, then stop
   session.translator->set_stop(&interrupted);
   session.translator->set_workers(decoding_workers(args, session.device));

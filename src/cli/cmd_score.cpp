@@ -82,15 +82,13 @@ int run_score(int argc, char** argv) {
       ("only", "print one number per pair: sum | mean", cxxopts::value<std::string>(), "FIELD")
       ("output", "write the scores here instead of stdout", cxxopts::value<std::string>(), "FILE")
       ("batch-tokens", "token budget per batch (default: the checkpoint's decode.batch_tokens)",
-       cxxopts::value<int64_t>(), "N")
-      ("set", "override a config key: section.key=value (data.*, decode.*; repeatable)",
-       cxxopts::value<std::vector<std::string>>());
+       cxxopts::value<int64_t>(), "N");
   // clang-format on
   cxxopts::ParseResult args;
   if (!parse(options, argc, argv, args)) return 0;
   const ScoreField field = score_field(args);
   std::vector<TestSet> sets = test_sets(args, "tgt");
-  auto session = open_decode_session(args, overrides_from_args(args));
+  auto session = open_decode_session(args);
   const Config& config = session.loaded.config;
   const Tokenizer& tokenizer = session.loaded.tokenizer;
   const LanguagePair pair = read_sets_in_pair(session, sets);

@@ -73,51 +73,34 @@ void add_model_options(cxxopts::Options& options) {
        cxxopts::value<int64_t>(), "N")
       ("precision", "fp32 | bf16 (autocast matmuls) | auto (bf16 on a CPU with AVX512-BF16, fp32 "
        "on other CPUs and on CUDA)",
-       cxxopts::value<std::string>()->default_value("fp32"));
+       cxxopts::value<std::string>()->default_value("fp32"))
+      ("set", "override a key of the checkpoint's config: section.key=value (data.*, decode.*; "
+       "repeatable; decoding flags win over it)", cxxopts::value<std::vector<std::string>>());
   // clang-format on
 }
 
 void add_decode_options(cxxopts::Options& options) {
   add_model_options(options);
-  // clang-format off
-  options.add_options("decoding (defaults: the checkpoint's decode section)")
-      ("search", "decoding strategy: beam | greedy | sample (epsilon) | nucleus (top-p) "
-       "(decode.search; --sample N alone: sample)", cxxopts::value<std::string>(), "S")
-      ("beam", "beam size (1: greedy)", cxxopts::value<int64_t>(), "N")
-      ("nbest", "hypotheses per input (<= beam)", cxxopts::value<int64_t>(), "K")
-      ("length-penalty", "GNMT length penalty alpha", cxxopts::value<double>(), "A")
-      ("max-len", "output limit: source length + N pieces (decode.max_len_offset)",
-       cxxopts::value<int64_t>(), "N")
-      ("batch-tokens", "token budget per decoding batch: sources x beam (or samples) x "
-       "longest source (decode.batch_tokens)", cxxopts::value<int64_t>(), "N")
-      ("early-stopping", "beam search: stop a sentence once no live hypothesis can beat its "
-       "finished ones at its current length (faster, not exact; =false: exact search)",
-       cxxopts::value<std::string>()->implicit_value("true"), "true|false")
-      ("mbr", "minimum Bayes risk decoding over the beam's N best (0: off; <= beam)",
-       cxxopts::value<int64_t>(), "N")
-      ("mbr-metric", "MBR utility: bleu | chrf (sentence-level)", cxxopts::value<std::string>(),
-       "M")
-      ("sample", "draw N translations per input by sampling instead of beam search "
-       "(with --mbr M: MBR over the M most probable, against all N draws)",
-       cxxopts::value<int64_t>(), "N")
-      ("epsilon", "--search sample: drop tokens with probability below E (0: plain ancestral "
-       "sampling)", cxxopts::value<double>(), "E")
-      ("top-p", "--search nucleus: keep the most probable tokens whose probabilities add up to "
-       "P", cxxopts::value<double>(), "P")
-      ("seed", "sampling seed", cxxopts::value<int64_t>(), "S")
-      ("no-repeat-ngram-size", "never repeat an n-gram of this size within an output (0: off)",
-       cxxopts::value<int64_t>(), "N")
-      ("repetition-penalty", "multiply the log-probability of tokens already in the output by "
-       "P (> 1 discourages repeats; 1: off)", cxxopts::value<double>(), "P")
-      ("tgt-lang", "target language of a model trained on several pairs (nmt inspect lists "
-       "them); a bilingual model accepts its own target only", cxxopts::value<std::string>(),
-       "LANG")
-      ("quantization", "CPU decoding with int8 linear layers: none | int8 "
-       "(decode.quantization)", cxxopts::value<std::string>(), "Q")
-      ("shortlist", "score only the target pieces this lexical shortlist (nmt shortlist) "
-       "lists for the batch's source pieces, plus the frequent ones (decode.shortlist; none: "
-       "the whole vocabulary)", cxxopts::value<std::string>(), "FILE");
-  // clang-format on
+  auto add = options.add_options("decoding (defaults: the checkpoint's decode section)");
+  // One flag per decode key, from its declaration (DecodeConfig::fields).
+  DecodeConfig().fields([&](const char* key, auto& field, const Option& option) {
+    using T = std::decay_t<decltype(field)>;
+    const auto flag = option.command_flag(key);
+    std::string help = option.help;
+    if constexpr (std::is_enum_v<T>) help += ": " + choice_list<T>();
+    if (*option.cli_flag != '\0') help += " (decode." + std::string(key) + ")";
+    if constexpr (std::is_same_v<T, bool>) {
+      add(flag, help, cxxopts::value<std::string>()->implicit_value("true"), option.value_name);
+    } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) {
+      add(flag, help, cxxopts::value<T>(), option.value_name);
+    } else {
+      add(flag, help, cxxopts::value<std::string>(), option.value_name);
+    }
+  });
+  add("tgt-lang",
+      "target language of a model trained on several pairs (nmt inspect lists them); a "
+      "bilingual model accepts its own target only",
+      cxxopts::value<std::string>(), "LANG");
 }
 
 void add_workers_option(cxxopts::Options& options, const std::string& group) {
@@ -141,41 +124,22 @@ int64_t decoding_workers(const cxxopts::ParseResult& args, const at::Device& dev
 }
 
 DecodeConfig decode_config_from_args(DecodeConfig base, const cxxopts::ParseResult& args) {
-  if (args.count("search")) {
-    base.search = require_choice<SearchKind>("--search", args["search"].as<std::string>());
-  }
-  if (args.count("beam")) base.beam = args["beam"].as<int64_t>();
-  if (args.count("nbest")) base.nbest = args["nbest"].as<int64_t>();
-  if (args.count("sample")) base.sample = args["sample"].as<int64_t>();
-  if (args.count("epsilon")) base.epsilon = args["epsilon"].as<double>();
-  if (args.count("top-p")) base.top_p = args["top-p"].as<double>();
-  if (args.count("seed")) base.seed = args["seed"].as<int64_t>();
-  if (args.count("mbr")) base.mbr = args["mbr"].as<int64_t>();
-  if (args.count("no-repeat-ngram-size")) {
-    base.no_repeat_ngram_size = args["no-repeat-ngram-size"].as<int64_t>();
-  }
-  if (args.count("repetition-penalty")) {
-    base.repetition_penalty = args["repetition-penalty"].as<double>();
-  }
-  if (args.count("mbr-metric")) {
-    base.mbr_metric =
-        require_choice<MbrMetric>("--mbr-metric", args["mbr-metric"].as<std::string>());
-  }
-  if (args.count("shortlist")) {
-    base.shortlist = args["shortlist"].as<std::string>();
-    if (base.shortlist == "none") base.shortlist.clear();
-  }
-  if (args.count("quantization")) {
-    base.quantization =
-        require_choice<Quantization>("--quantization", args["quantization"].as<std::string>());
-  }
-  if (args.count("length-penalty")) base.length_penalty = args["length-penalty"].as<double>();
-  if (args.count("max-len")) base.max_len_offset = args["max-len"].as<int64_t>();
-  if (args.count("batch-tokens")) base.batch_tokens = args["batch-tokens"].as<int64_t>();
-  if (args.count("early-stopping")) {
-    base.early_stopping =
-        true_or_false("--early-stopping", args["early-stopping"].as<std::string>());
-  }
+  base.fields([&](const char* key, auto& field, const Option& option) {
+    using T = std::decay_t<decltype(field)>;
+    const auto flag = option.command_flag(key);
+    if (!args.count(flag)) return;
+    const auto name = "--" + flag;
+    if constexpr (std::is_same_v<T, bool>) {
+      field = true_or_false(name, args[flag].as<std::string>());
+    } else if constexpr (std::is_enum_v<T>) {
+      field = require_choice<T>(name, args[flag].as<std::string>());
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      field = args[flag].as<std::string>();
+      if (*option.empty_word != '\0' && field == option.empty_word) field.clear();
+    } else {
+      field = args[flag].as<T>();
+    }
+  });
   base.complete(args.count("search") > 0, args.count("beam") > 0);
   base.validate();
   return base;
@@ -239,8 +203,7 @@ std::string checkpoint_names(const DecodeSession& session) {
   return names;
 }
 
-DecodeSession open_decode_session(const cxxopts::ParseResult& args,
-                                  const std::vector<std::string>& overrides) {
+DecodeSession open_decode_session(const cxxopts::ParseResult& args) {
   if (!args.count("checkpoint")) throw Error("--checkpoint PATH is required");
   const auto device = resolve_device(args["device"].as<std::string>());
   std::vector<std::filesystem::path> paths;
@@ -258,7 +221,7 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args,
     check_same_tokenizer(session.loaded, paths.front(), member, paths[i]);
     members.push_back(member.model);
   }
-  apply_overrides(session.loaded.config, overrides);
+  apply_overrides(session.loaded.config, overrides_from_args(args));
   configure_threads(args.count("threads") ? args["threads"].as<int64_t>()
                                           : session.loaded.config.train.threads);
   const auto precision =

@@ -20,12 +20,12 @@
 
 namespace nmt::cli {
 
-/// Adds --checkpoint, --device, --threads and --precision (every command that loads a model).
+/// Adds --checkpoint, --device, --threads, --precision and --set (every command that loads a
+/// model).
 void add_model_options(cxxopts::Options& options);
 
-/// add_model_options, and the decoding options --beam, --nbest,
-/// --length-penalty, --max-len, --batch-tokens, --early-stopping, --mbr, --mbr-metric, --sample,
-/// --epsilon, --seed, --tgt-lang.
+/// add_model_options, one flag per decode key as DecodeConfig::fields declares it (its spelling,
+/// value name and help; an enum's help lists its choices), and --tgt-lang.
 void add_decode_options(cxxopts::Options& options);
 
 /// Adds --workers to `group` (translate, evaluate, serve).
@@ -87,11 +87,11 @@ void add_text_options(cxxopts::Options& options);
 /// --format and --casing; an unknown value is an nmt::Error naming the valid ones.
 TextOptions text_options_from_args(const cxxopts::ParseResult& args, const DecodeSession& session);
 
-/// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies `overrides`
-/// (section.key=value, e.g. data.dir or decode.beam) to its config, sets threads and precision.
+/// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies --set
+/// (section.key=value, e.g. data.dir or decode.beam) to its config, sets threads and precision,
+/// and decodes with its decode section under the decoding flags (decode_config_from_args).
 /// A list A,B,... loads an ensemble: the first member's config and tokenizer serve it, and every
 /// member must have the same tokenizer (check_same_tokenizer) and vocabulary shapes (Ensemble).
-DecodeSession open_decode_session(const cxxopts::ParseResult& args,
-                                  const std::vector<std::string>& overrides = {});
+DecodeSession open_decode_session(const cxxopts::ParseResult& args);
 
 }  // namespace nmt::cli

@@ -112,7 +112,7 @@ template <class Section>
 bool set_field(Section& section, const std::string& key, const json& value,
                const std::string& where) {
   bool found = false;
-  section.fields([&](const char* name, auto& field) {
+  section.fields([&](const char* name, auto& field, auto&&...) {
     if (key == name) {
       assign(field, value, where);
       found = true;
@@ -124,8 +124,9 @@ bool set_field(Section& section, const std::string& key, const json& value,
 template <class Section>
 std::string known_keys(Section section) {
   std::string keys;
-  section.fields(
-      [&](const char* name, auto&) { keys += (keys.empty() ? "" : ", ") + std::string(name); });
+  section.fields([&](const char* name, auto&, auto&&...) {
+    keys += (keys.empty() ? "" : ", ") + std::string(name);
+  });
   return keys;
 }
 
@@ -144,7 +145,7 @@ void read_section(Section& section, const json& object, const std::string& where
 template <class Section>
 json write_section(Section section) {
   json object = json::object();
-  section.fields([&](const char* name, auto& field) {
+  section.fields([&](const char* name, auto& field, auto&&...) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_enum_v<T>) {
       object[name] = choice_name(field);

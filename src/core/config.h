@@ -12,6 +12,7 @@
 #include "core/bleu_tokenizer.h"
 #include "core/choice.h"
 #include "core/corpus_spec.h"
+#include "core/option.h"
 
 namespace nmt {
 
@@ -432,14 +433,57 @@ struct DecodeConfig {
 
   template <class F>
   void fields(F&& f) {
-    f("search", search), f("beam", beam), f("nbest", nbest), f("length_penalty", length_penalty);
-    f("max_len_offset", max_len_offset), f("batch_tokens", batch_tokens);
-    f("early_stopping", early_stopping);
-    f("mbr", mbr), f("mbr_metric", mbr_metric);
-    f("sample", sample), f("epsilon", epsilon), f("top_p", top_p), f("seed", seed);
-    f("quantization", quantization);
-    f("no_repeat_ngram_size", no_repeat_ngram_size), f("repetition_penalty", repetition_penalty);
-    f("shortlist", shortlist);
+    // Each key once, with its flag, help, range and whether a server request may set it
+    // (core/option.h); nbest, sample and mbr depend on the strategy: validate() checks them.
+    f("search", search,
+      Option("S", "decoding strategy (--sample N alone: sample; sample: epsilon, nucleus: top-p)"));
+    f("beam", beam, Option("N", "beam size (1: greedy)").range(1, 1000).request());
+    f("nbest", nbest, Option("K", "hypotheses per input (<= beam, or <= samples)").request());
+    f("length_penalty", length_penalty,
+      Option("A", "GNMT length penalty alpha").range(0, 10).request());
+    f("max_len_offset", max_len_offset,
+      Option("N", "output limit: source length + N pieces").flag("max-len").range(1).request());
+    f("batch_tokens", batch_tokens,
+      Option("N", "token budget per decoding batch: sources x beam (or samples) x longest source")
+          .range(1));
+    f("early_stopping", early_stopping,
+      Option("true|false",
+             "beam search: stop a sentence once no live hypothesis can beat its finished ones at "
+             "its current length (faster, not exact; =false: exact search)"));
+    f("mbr", mbr, Option("N", "minimum Bayes risk decoding over the N best candidates (0: off)"));
+    f("mbr_metric", mbr_metric, Option("M", "MBR utility (sentence-level)"));
+    f("sample", sample,
+      Option("N",
+             "draw N translations per input by sampling instead of beam search (with --mbr "
+             "M: MBR over the M most probable, against all N draws)"));
+    f("epsilon", epsilon,
+      Option("E",
+             "--search sample: drop tokens with probability below E (0: plain ancestral "
+             "sampling)")
+          .range(0, 0.5));
+    f("top_p", top_p,
+      Option("P",
+             "--search nucleus: keep the most probable tokens whose probabilities add up to "
+             "P")
+          .range(0.01, 1));
+    f("seed", seed, Option("S", "sampling seed"));
+    f("quantization", quantization, Option("Q", "CPU decoding with int8 linear layers"));
+    f("no_repeat_ngram_size", no_repeat_ngram_size,
+      Option("N", "never repeat an n-gram of this size within an output (0: off)")
+          .range(0, 100)
+          .request());
+    f("repetition_penalty", repetition_penalty,
+      Option("P",
+             "multiply the log-probability of tokens already in the output by P (> 1 "
+             "discourages repeats; 1: off)")
+          .range(1, 10)
+          .request());
+    f("shortlist", shortlist,
+      Option("FILE",
+             "score only the target pieces this lexical shortlist (nmt shortlist) lists "
+             "for the batch's source pieces, plus the frequent ones (none: the whole "
+             "vocabulary)")
+          .empty_as("none"));
   }
   void validate() const;
   /// Every field that fields() lists is equal: the same inputs give the same outputs.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/languages.h"
@@ -202,7 +204,18 @@ std::filesystem::path TrainConfig::resolved_run_dir() const {
 }
 
 void DecodeConfig::validate() const {
-  check_range("decode.beam", beam, 1, 1000);
+  // The ranges each key declares (fields(), core/option.h); then what depends on the strategy.
+  DecodeConfig(*this).fields([](const char* key, auto& value, const Option& option) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const std::string name = "decode." + std::string(key);
+      if (option.max < Option::kNone) {
+        check_range(name.c_str(), static_cast<double>(value), option.min, option.max);
+      } else if (option.min > -Option::kNone) {
+        check_min(name.c_str(), static_cast<double>(value), option.min);
+      }
+    }
+  });
   if (search == SearchKind::kGreedy && beam != 1) {
     throw Error("decode.beam = " + std::to_string(beam) +
                 " is a beam search's width; decode.search = greedy keeps one hypothesis: use "
@@ -215,14 +228,7 @@ void DecodeConfig::validate() const {
                 " draws are for decode.search = " + "sample or nucleus, not " +
                 choice_name(search) + ": set decode.search = sample, or decode.sample = 0");
   }
-  check_range("decode.epsilon", epsilon, 0.0, 0.5);
-  check_range("decode.top_p", top_p, 0.01, 1.0);
   check_range("decode.nbest", nbest, 1, candidates());
-  check_range("decode.length_penalty", length_penalty, 0.0, 10.0);
-  check_min("decode.max_len_offset", max_len_offset, 1);
-  check_min("decode.batch_tokens", batch_tokens, 1);
-  check_range("decode.no_repeat_ngram_size", no_repeat_ngram_size, 0, 100);
-  check_range("decode.repetition_penalty", repetition_penalty, 1.0, 10.0);
   if (mbr != 0 && (mbr < 2 || mbr < nbest || mbr > candidates())) {
     const std::string limit = samples() ? "decode.sample = " + std::to_string(sample)
                                         : "decode.beam = " + std::to_string(beam);

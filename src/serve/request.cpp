@@ -11,10 +11,16 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kKnownFields =
-    "text, beam, nbest, length_penalty, max_len_offset, no_repeat_ngram_size, "
-    "repetition_penalty, scores, alignment, prefix, constraints, tgt_lang, split, format, casing, "
-    "api_key";
+/// The fields a request may hold: "text", the decode keys declared settable by a request
+/// (DecodeConfig::fields), and the rest.
+std::string known_fields() {
+  std::string known = "text";
+  DecodeConfig().fields([&](const char* key, auto&, const Option& option) {
+    if (option.in_request) known += ", " + std::string(key);
+  });
+  return known +
+         ", scores, alignment, prefix, constraints, tgt_lang, split, format, casing, api_key";
+}
 
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
@@ -223,6 +229,31 @@ std::optional<TextOptions> text_fields(const json& root, const TranslateRequest&
   return std::nullopt;
 }
 
+/// Sets the decode key `key` from `value` when a request may set it (Option::request); false
+/// when it is no such key. A value of the wrong type is a 400 naming the field.
+bool decode_field(DecodeConfig& decode, const std::string& key, const json& value) {
+  bool found = false;
+  decode.fields([&](const char* name, auto& field, const Option& option) {
+    if (!option.in_request || key != name) return;
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, int64_t>) {
+      field = integer_field(value, key);
+    } else if constexpr (std::is_same_v<T, double>) {
+      field = number_field(value, key);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!value.is_boolean()) throw bad_request("\"" + key + "\" must be true or false");
+      field = value.get<bool>();
+    } else if constexpr (std::is_enum_v<T>) {
+      field = choice_field<T>(value, key);
+    } else {
+      if (!value.is_string()) throw bad_request("\"" + key + "\" must be a string");
+      field = value.get<std::string>();
+    }
+    found = true;
+  });
+  return found;
+}
+
 void check_beam_limit(const char* name, int64_t value, const ServeLimits& limits) {
   if (value > limits.max_beam) {
     throw bad_request("\"" + std::string(name) + "\" = " + std::to_string(value) +
@@ -244,20 +275,9 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
     if (key == "text") {
       request.texts = text_field(value, limits);
       has_text = true;
-    } else if (key == "beam") {
-      request.decode.beam = integer_field(value, key);
-      check_beam_limit("beam", request.decode.beam, limits);
-    } else if (key == "nbest") {
-      request.decode.nbest = integer_field(value, key);
-      check_beam_limit("nbest", request.decode.nbest, limits);
-    } else if (key == "max_len_offset") {
-      request.decode.max_len_offset = integer_field(value, key);
-    } else if (key == "length_penalty") {
-      request.decode.length_penalty = number_field(value, key);
-    } else if (key == "no_repeat_ngram_size") {
-      request.decode.no_repeat_ngram_size = integer_field(value, key);
-    } else if (key == "repetition_penalty") {
-      request.decode.repetition_penalty = number_field(value, key);
+    } else if (decode_field(request.decode, key, value)) {
+      if (key == "beam") check_beam_limit("beam", request.decode.beam, limits);
+      if (key == "nbest") check_beam_limit("nbest", request.decode.nbest, limits);
     } else if (key == "scores") {
       if (!value.is_boolean()) throw bad_request("\"scores\" must be true or false");
       request.scores = value.get<bool>();
@@ -272,7 +292,7 @@ TranslateRequest parse_translate_request(const std::string& body, const DecodeCo
                key == "casing") {
       continue;  // read after the others
     } else {
-      throw bad_request("unknown field \"" + key + "\" (known: " + kKnownFields + ")");
+      throw bad_request("unknown field \"" + key + "\" (known: " + known_fields() + ")");
     }
   }
   if (!has_text) throw bad_request("missing field \"text\" (a string or a list of strings)");
