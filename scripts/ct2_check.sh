@@ -8,7 +8,7 @@
 #   scripts/ct2_check.sh export     # nmt export of CKPT: float32 and int8 model directories
 #   scripts/ct2_check.sh translate  # SPLIT by ct2-translator (float32, int8) and nmt translate,
 #                                   # greedy and beam BEAM each, timed, THREADS threads each
-#   scripts/ct2_check.sh compare    # scripts/ct2_compare.py: identical lines, BLEU, speed
+#   scripts/ct2_check.sh compare    # scripts/bench/ct2_compare.py: identical lines, BLEU, speed
 #   scripts/ct2_check.sh all        # build, export, translate, compare
 #
 # The build: CTranslate2 (CT2_REF, default v4.8.1) computing as one of its wheels does
@@ -379,7 +379,7 @@ stage_translate() {
   write_meta "$out/meta.json" "$name" "$src_lang" "$tgt_lang" "$limit"
 }
 
-# OUT/meta.json: what was run, where and on what (read by scripts/ct2_compare.py).
+# OUT/meta.json: what was run, where and on what (read by scripts/bench/ct2_compare.py).
 write_meta() {
   local sources=""
   [[ -f $build/src/sources.tsv ]] && sources=$build/src/sources.tsv
@@ -413,10 +413,10 @@ stage_compare() {
   out=${OUT:-docs/results/ct2_$name}
   [[ -f $out/runs.tsv && -f $out/meta.json ]] ||
     die "$out has no runs: run 'scripts/ct2_check.sh translate' first"
-  /usr/bin/python3 scripts/ct2_compare.py "$out"
+  /usr/bin/python3 scripts/bench/ct2_compare.py "$out"
 }
 
-# Sourced (scripts/bench_deploy.sh): the settings, helpers and stages above, nothing run.
+# Sourced (scripts/bench/bench_deploy.sh): the settings, helpers and stages above, nothing run.
 [[ ${BASH_SOURCE[0]} == "$0" ]] || return 0
 
 case "${1:-}" in

@@ -13,7 +13,7 @@
 #   scripts/cuda_check.sh sacrebleu  # rescore the kept hypotheses with the sacrebleu package
 #   scripts/cuda_check.sh all      # the six in order
 #
-# DEBS_DIR is filled on a Debian 12 machine (.gpu/ is git-ignored; scripts/check_cuda_recipe.py
+# DEBS_DIR is filled on a Debian 12 machine (.gpu/ is git-ignored; scripts/dev/check_cuda_recipe.py
 # checks that the list covers every package a required find_package needs):
 #   mkdir -p .gpu/multi30k && (cd .gpu && apt-get download libsentencepiece0 libsentencepiece-dev \
 #     libcxxopts-dev nlohmann-json3-dev libgtest-dev googletest zlib1g-dev \
@@ -133,7 +133,7 @@ stage_sacrebleu() {
     [[ -f "$(dirname "$hyp")/results.json" ]] || continue
     rest=${hyp##*/hyp.}
     rest=${rest%.gz}
-    python3 scripts/sacrebleu_check.py --results "$(dirname "$hyp")/results.json" \
+    python3 scripts/dev/sacrebleu_check.py --results "$(dirname "$hyp")/results.json" \
       --split "${rest%.*}" --hyp "$hyp" --ref "data/multi30k/$rest.gz" || status=1
   done >"$logs/sacrebleu.log" 2>&1
   cat "$logs/sacrebleu.log"

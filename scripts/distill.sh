@@ -135,7 +135,7 @@ stage_shortlist() {
 
 # The student's model, as scripts/run.sh chooses it: averaged.pt, or best.pt when there is none or
 # when the trainer found the average validating worse than the final weights. Recorded in
-# distill/checkpoint for the stages after it (and scripts/bench_distill.sh).
+# distill/checkpoint for the stages after it (and scripts/bench/bench_distill.sh).
 student_checkpoint() {
   local checkpoint=$run_dir/averaged.pt
   if [[ ! -e $checkpoint ]] || [[ $(/usr/bin/python3 -c 'import json, sys

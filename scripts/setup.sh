@@ -28,7 +28,7 @@ packages=(
   libmecab-dev mecab-ipadic-utf8               # BLEU's ja-mecab tokenizer (optional for the build)
   chromium chromium-driver python3-selenium    # tests: nmt serve's page in a headless browser
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot
-  clang-format                                 # scripts/check_format.sh (CI)
+  clang-format                                 # scripts/dev/check_format.sh (CI)
 )
 
 missing=()

@@ -7,8 +7,8 @@
 #   search  greedy | beam BEAM
 # measuring sentences/s and target tokens/s after start-up, peak RSS and BLEU / chrF2.
 #
-#   scripts/bench_deploy.sh            # build CTranslate2 and export if missing, run, tabulate
-#   scripts/bench_deploy.sh table      # only the table again, from OUT's runs
+#   scripts/bench/bench_deploy.sh            # build CTranslate2 and export if missing, run, tabulate
+#   scripts/bench/bench_deploy.sh table      # only the table again, from OUT's runs
 #
 # Each cell runs twice: on the first sentence alone (the start-up: loading the libraries and the
 # model) and on the whole set; the speeds are over the difference. The whole grid runs REPEAT
@@ -29,12 +29,12 @@
 # the same on both sides, as there (length penalty 0, one output limit, pad and bos suppressed).
 #
 # Results go to OUT (default docs/results/deploy_<run>): meta.json, runs.jsonl (every timed
-# command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/deploy_table.py writes
+# command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/bench/deploy_table.py writes
 # table.md there and into docs/deploy.md (its section between the deploy-table markers).
 # Environment, besides ct2_check.sh's (SHORTLIST among them): TABLE_DOC (deploy.md, or none: the
 # table goes to OUT only, for a sitting docs/distill.md gathers), CT2_FLAVORS ("dnnl openblas"), CT2_LAYOUTS (inter x intra
 # threads, "THREADSx1 1xTHREADS"), CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples), REPEAT (3), OUT.
-source "$(dirname "$0")/ct2_check.sh"
+source "$(dirname "$0")/../ct2_check.sh"
 
 ct2_batch_size=${CT2_BATCH_SIZE:-32}
 ct2_batch_type=${CT2_BATCH_TYPE:-examples}
@@ -148,8 +148,8 @@ EOF
 }
 
 case "${1:-}" in
-  "") run_grid; /usr/bin/python3 scripts/deploy_table.py --write --doc "$table_doc" "$out" ;;
-  table) /usr/bin/python3 scripts/deploy_table.py --write --doc "$table_doc" "$out" ;;
+  "") run_grid; /usr/bin/python3 scripts/bench/deploy_table.py --write --doc "$table_doc" "$out" ;;
+  table) /usr/bin/python3 scripts/bench/deploy_table.py --write --doc "$table_doc" "$out" ;;
   -h|--help) usage ;;
   *) echo "bench_deploy: unknown argument '$1' (none, table or --help)" >&2; exit 2 ;;
 esac

@@ -8,9 +8,9 @@
 # Prints a markdown table of target tokens/s (all ranks' tokens) and, for the ranks, the time per
 # step spent in collectives, read from each run's own train.log (docs/distributed.md).
 # (The final validation is the teacher-forced loss only: it is not part of the timed steps.)
-#   scripts/bench_dist.sh [STEPS] [WORK_DIR]      (needs data/multi30k: scripts/get_multi30k.sh)
+#   scripts/bench/bench_dist.sh [STEPS] [WORK_DIR]      (needs data/multi30k: scripts/get_multi30k.sh)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 steps=${1:-40}
 work=${2:-$(mktemp -d /tmp/nmt_bench_dist.XXXXXX)}

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The distillation table of docs/distill.md in one sitting: scripts/bench_deploy.sh (nmt against
+# The distillation table of docs/distill.md in one sitting: scripts/bench/bench_deploy.sh (nmt against
 # CTranslate2 with oneDNN, as its x86-64 wheel computes) on the teacher and on the student that
 # scripts/distill.sh trained, each without and with the student's lexical shortlist (learned with
 # the teacher's tokenizer, so it serves both), then the pipeline's own files, then
-# scripts/distill_table.py.
+# scripts/bench/distill_table.py.
 #
-#   scripts/bench_distill.sh TEACHER STUDENT_RUN     # e.g. checkpoints/m30k_s7415 checkpoints/student
+#   scripts/bench/bench_distill.sh TEACHER STUDENT_RUN     # e.g. checkpoints/m30k_s7415 checkpoints/student
 #
 # Results: OUT (docs/results/distill_<student run>): teacher/, teacher_shortlist/, student/,
 # student_shortlist/ (bench_deploy.sh's folders) and pipeline/ (distill/settings.json,
@@ -13,7 +13,7 @@
 # train.log.gz). Environment: bench_deploy.sh's (REPEAT, THREADS, ...); CT2_FLAVORS defaults to
 # dnnl here (the peer users install).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 die() { echo "bench_distill: $*" >&2; exit 1; }
 [[ $# -eq 2 ]] || { sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2; }
@@ -39,11 +39,11 @@ for system in teacher teacher_shortlist student student_shortlist; do
   list=""
   [[ $system == *_shortlist ]] && list=$shortlist
   echo "bench_distill: $system"
-  CKPT=$model SHORTLIST=$list OUT=$out/$system scripts/bench_deploy.sh
+  CKPT=$model SHORTLIST=$list OUT=$out/$system scripts/bench/bench_deploy.sh
 done
 cp "$student"/distill/{settings.json,filter.json,stages.jsonl} "$out/pipeline/"
 cp "$student"/{config.json,metrics.jsonl} "$out/pipeline/"
 [[ -f $student/results.json ]] && cp "$student/results.json" "$out/pipeline/"
 gzip -nc "$student/train.log" >"$out/pipeline/train.log.gz"
-/usr/bin/python3 scripts/distill_table.py --write "$out"
+/usr/bin/python3 scripts/bench/distill_table.py --write "$out"
 echo "bench_distill: $out"

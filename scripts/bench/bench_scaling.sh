@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures how nmt scales with the size of the training corpus (docs/scaling.md). For each N:
-#   1. the corpus: Multi30k itself for 29k, else N synthetic pairs (scripts/make_big_corpus.py,
+#   1. the corpus: Multi30k itself for 29k, else N synthetic pairs (scripts/bench/make_big_corpus.py,
 #      made once under WORK and reused);
 #   2. `nmt prepare` with configs/multi30k_en_de.json: tokenizer sampling+training and corpus
 #      encoding timed separately (its "timings:" line), peak RSS (/usr/bin/time -v), the size of
@@ -8,14 +8,14 @@
 #   3. `nmt train` for STEPS steps in a new run directory holding the tokenizer only (it encodes
 #      the corpus itself): start-up, time to the first step, peak RSS, target tokens/s;
 #   4. the same in a new run directory holding the tokenizer and the encoded file (it maps it).
-# One JSON per N goes to OUT (scaling_<N>.json); scripts/scaling_table.py --write renders the
+# One JSON per N goes to OUT (scaling_<N>.json); scripts/bench/scaling_table.py --write renders the
 # table in docs/scaling.md from them. --long makes the synthetic corpora of long lines only (two
 # Multi30k pairs joined on every line: make_big_corpus.py --joined 1), named <N>_long.
-# Usage: scripts/bench_scaling.sh [--nmt build/nmt] [--work /tmp/nmt_scaling]
+# Usage: scripts/bench/bench_scaling.sh [--nmt build/nmt] [--work /tmp/nmt_scaling]
 #          [--out docs/results/scaling] [--source data/multi30k] [--steps 40] [--long] [N ...]
 #        N: 29k (Multi30k) or a pair count such as 50k, 1M, 5M (default: 29k 1M 5M)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 nmt=$root/build/nmt
 work=/tmp/nmt_scaling
 out=$root/docs/results/scaling
@@ -59,7 +59,7 @@ for size in "${sizes[@]}"; do
   else
     n=$size$suffix
     data=$work/corpus_$n
-    [[ -f $data/train.en ]] || "$root/scripts/make_big_corpus.py" --pairs "$size" --out "$data" \
+    [[ -f $data/train.en ]] || "$root/scripts/bench/make_big_corpus.py" --pairs "$size" --out "$data" \
       --source "$source" --joined "$joined"
   fi
   run=$work/run_$n
@@ -143,4 +143,4 @@ with open(out, "w", encoding="utf-8") as f:
 print(json.dumps(result))
 PY
 done
-echo "results in $out; render the table with: scripts/scaling_table.py --write"
+echo "results in $out; render the table with: scripts/bench/scaling_table.py --write"

@@ -11,8 +11,8 @@ Measures, with one checkpoint and its default decoding options:
                connection: sentences/s, p50/p99 request latency, texts per batch (the server's
                /health counters); answers checked against offline
 
-  scripts/bench_serve.py --checkpoint run/best.pt --input data/multi30k/test_2016_flickr.en.gz
-  scripts/bench_serve.py ... --workers 2    # the server decodes 2 batches at once
+  scripts/bench/bench_serve.py --checkpoint run/best.pt --input data/multi30k/test_2016_flickr.en.gz
+  scripts/bench/bench_serve.py ... --workers 2    # the server decodes 2 batches at once
 """
 import argparse
 import gzip

@@ -7,14 +7,14 @@
 #   OUT/bench.json                         checkpoint, beam, grid, commit, host, date, command
 #   OUT/<exact|early>_a<α>.json            the scores (`nmt evaluate --json`: BLEU, chrF, sent/s)
 #   OUT/<exact|early>_a<α>/hyp.<split>.<lang>.gz   the hypotheses
-# then prints the table of scripts/stopping_table.py (OUT/table.md).
-# Usage: scripts/bench_stopping.sh [--nmt build/nmt] [--out DIR] [--beam 5]
+# then prints the table of scripts/bench/stopping_table.py (OUT/table.md).
+# Usage: scripts/bench/bench_stopping.sh [--nmt build/nmt] [--out DIR] [--beam 5]
 #          [--alphas "0.0 0.6 1.0 1.5 2.0 2.5"] [--splits val,test_2016_flickr,...] CKPT
 #          [-- more nmt evaluate options, e.g. --threads 2 --set data.dir=data/multi30k]
 #        OUT defaults to docs/results/stopping_<name of CKPT's run directory>. Only commit a
 #        folder measured on the model it names (not on a test model trained for minutes).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 command="$0 $*"
 nmt=$root/build/nmt
 out=""
@@ -71,5 +71,5 @@ for stopping in exact early; do
     rm "$out/$name.log"
   done
 done
-/usr/bin/python3 "$root/scripts/stopping_table.py" --write "$out"
+/usr/bin/python3 "$root/scripts/bench/stopping_table.py" --write "$out"
 cat "$out/table.md"

@@ -4,12 +4,12 @@
 # or best.pt when the average validated worse) with beam 5 on the corpus's test set, and keeps
 # the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/.
 #
-#   scripts/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
+#   scripts/bench/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
 #     CORPUS   multi30k_en_de | small_parallel_enja (ja->en; scripts/get_corpus.sh fetches it)
 #     SETTING  auto (configs/auto.json) | inherited (configs/multi30k_en_de.json) | any other
 #              name for a hand setting, with its --set overrides over the inherited recipe
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 corpus=${1:?CORPUS}; minutes=${2:?MINUTES}; setting=${3:?SETTING}; shift 3
 case $corpus in

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Copies a finished run from checkpoints/<name>/ into docs/results/<name>/ as data, the way the
-other run folders are kept (scripts/results_table.py reads them), and writes its run.json.
+other run folders are kept (scripts/bench/results_table.py reads them), and writes its run.json.
 
 Usage:
-  scripts/collect_run.py NAME --description TEXT --command TEXT [--tags a,b] [--averaged TEXT]
+  scripts/bench/collect_run.py NAME --description TEXT --command TEXT [--tags a,b] [--averaged TEXT]
                          [--host epyc-bf16] [--hardware "2-core CPU"] [--host-cpu TEXT]
                          [--commit SHA] [--note TEXT] [--step-matched MINUTES] [--force]
 
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HOST_CPU = ("2 cores of an AMD EPYC with AVX512-BF16 (KVM), 24 GiB, no GPU; LibTorch 1.13 "
             "(Debian), bf16 autocast")
 

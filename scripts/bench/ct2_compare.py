@@ -5,9 +5,9 @@ hyp/<system>.<lang>.gz for the systems nmt_<search>, ct2_float32_<search>, ct2_i
 (search: greedy, beam<N>).
 
 Usage:
-  scripts/ct2_compare.py DIR           write DIR/summary.json, DIR/table.md, DIR/differences.md
+  scripts/bench/ct2_compare.py DIR           write DIR/summary.json, DIR/table.md, DIR/differences.md
                                        and print the table; exit 1 when the goal is missed
-  scripts/ct2_compare.py --check DIR   exit 1 when those files differ from what DIR gives
+  scripts/bench/ct2_compare.py --check DIR   exit 1 when those files differ from what DIR gives
 
 For each search, every CTranslate2 output is compared line by line with nmt's (the share of
 identical lines; every differing line of the float32 runs, with the source and both outputs, goes
@@ -24,9 +24,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
 import reference_metrics  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MIN_IDENTICAL = 0.99
 MAX_BLEU_DIFFERENCE = 0.1
 ENGINES = ("nmt", "ct2_float32", "ct2_int8")

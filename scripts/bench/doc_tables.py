@@ -4,6 +4,7 @@
 the results folder the table comes from, so one document may hold a table per folder.
 """
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -66,3 +67,18 @@ def publish(folder, text, doc_path, begin, end, root, tool, mode):
             sys.exit(f"{tool}: {doc_path} differs from what {folder} gives (--write)")
     else:
         sys.stdout.write(text)
+
+
+def table_arguments(description, writes, dir_help, options=None):
+    """The arguments every table script takes: --write (writing `writes`) or --check, and the
+    results folder; `options(parser)` adds a script's own. Returns (args, mode), mode one of
+    "write", "check", "print"."""
+    parser = argparse.ArgumentParser(description=description)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write", action="store_true", help=f"write {writes}")
+    group.add_argument("--check", action="store_true", help=f"exit 1 if {writes} is stale")
+    if options:
+        options(parser)
+    parser.add_argument("dir", help=dir_help)
+    args = parser.parse_args()
+    return args, "write" if args.write else "check" if args.check else "print"

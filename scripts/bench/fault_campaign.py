@@ -1,4 +1,4 @@
-"""The fault campaign's driver (run it through scripts/fault_campaign.sh). Python 3 stdlib only."""
+"""The fault campaign's driver (run it through scripts/bench/fault_campaign.sh). Python 3 stdlib only."""
 import argparse
 import collections
 import json

@@ -9,17 +9,17 @@
 #     uninterrupted run (same kinds and steps, same losses), and train.log one line per step.
 # Prints a table of the kills and the checks; exits 0 only if every check passed.
 #
-#   scripts/fault_campaign.sh [N]        (N kills, default 20)
+#   scripts/bench/fault_campaign.sh [N]        (N kills, default 20)
 # Environment: NMT (binary, default build/nmt), WORK (scratch directory, default a new temp
 # directory, removed at the end unless KEEP=1), SEED (of the kill moments, default 1),
 # STEPS (training steps, default 120).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 kills=${1:-20}
 nmt=${NMT:-$root/build/nmt}
 [[ -x $nmt ]] || { echo "fault_campaign: $nmt is not an executable (build first, or set NMT)" >&2; exit 2; }
 work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/nmt_fault_campaign.XXXXXX")}
 mkdir -p "$work"
 if [[ -z ${WORK:-} && ${KEEP:-0} != 1 ]]; then trap 'rm -rf "$work"' EXIT; fi
-exec python3 "$root/scripts/fault_campaign.py" --nmt "$nmt" --work "$work" --kills "$kills" \
+exec python3 "$root/scripts/bench/fault_campaign.py" --nmt "$nmt" --work "$work" --kills "$kills" \
   --seed "${SEED:-1}" --steps "${STEPS:-120}" --fixtures "$root/tests/fixtures"

@@ -3,7 +3,7 @@
 (docs/scaling.md). Never commit its output.
 
 Usage:
-  scripts/make_big_corpus.py --pairs 1M --out /tmp/big1m [--source data/multi30k]
+  scripts/bench/make_big_corpus.py --pairs 1M --out /tmp/big1m [--source data/multi30k]
                              [--src en --tgt de] [--seed 1] [--joined 0.5]
 
 Writes <out>/train.<src> and <out>/train.<tgt> (plain text, N lines each) and copies every other

@@ -2,12 +2,12 @@
 """Results tables, generated from the run folders in docs/results/.
 
 Usage:
-  scripts/results_table.py --check    exit 1, naming the file, when a committed table differs
+  scripts/bench/results_table.py --check    exit 1, naming the file, when a committed table differs
                                       from what the run folders give (run by ctest)
-  scripts/results_table.py --write    rewrite the tables in docs/results.md, README.md and
+  scripts/bench/results_table.py --write    rewrite the tables in docs/results.md, README.md and
                                       docs/multilingual.md
-  scripts/results_table.py --print    print both generated tables
-  scripts/results_table.py RESULTS.json [...]
+  scripts/bench/results_table.py --print    print both generated tables
+  scripts/bench/results_table.py RESULTS.json [...]
                                       one table of `nmt evaluate --json` files (one row per file
                                       and test set), e.g. checkpoints/multi30k_en_de/results.json
 
@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 # Table order of the hosts (docs/lab/performance.md#hosts): the AVX512-BF16 EPYCs together, newest first.
 HOST_RANK = {"epyc-bf16": 0, "epyc-bf16-late": 0, "xeon-amx": 1, "epyc-avx2": 2, "h200": 3}
@@ -316,7 +316,7 @@ def main(argv):
                     stale.append(path)
         for path in stale:
             print(f"results_table: error: the table in {path} differs from what docs/results/*/ "
-                  "gives; run scripts/results_table.py --write (never edit it by hand)",
+                  "gives; run scripts/bench/results_table.py --write (never edit it by hand)",
                   file=sys.stderr)
         return 1 if stale else 0
     except TableError as e:

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """The scaling table of docs/scaling.md, generated from the JSON files that
-scripts/bench_scaling.sh writes (docs/results/scaling/scaling_<N>.json).
+scripts/bench/bench_scaling.sh writes (docs/results/scaling/scaling_<N>.json).
 
 Usage:
-  scripts/scaling_table.py --write   rewrite the table in docs/scaling.md
-  scripts/scaling_table.py --check   exit 1 when the committed table differs from the files
-  scripts/scaling_table.py --print   print the table
-  scripts/scaling_table.py FILE.json [...]   print the table of the given files
+  scripts/bench/scaling_table.py --write   rewrite the table in docs/scaling.md
+  scripts/bench/scaling_table.py --check   exit 1 when the committed table differs from the files
+  scripts/bench/scaling_table.py --print   print the table
+  scripts/bench/scaling_table.py FILE.json [...]   print the table of the given files
 
 The table sits between `<!-- scaling:begin -->` and `<!-- scaling:end -->`."""
 
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "scaling.md"
 RESULTS = ROOT / "docs" / "results" / "scaling"
 BEGIN, END = "<!-- scaling:begin -->", "<!-- scaling:end -->"
@@ -57,8 +57,8 @@ def table(files):
     rows = sorted((json.loads(Path(f).read_text()) for f in files),
                   key=lambda r: (long_lines(r), r["pairs_kept"]))
     if not rows:
-        return ("No measurements yet: run `scripts/bench_scaling.sh`, then "
-                "`scripts/scaling_table.py --write`.\n")
+        return ("No measurements yet: run `scripts/bench/bench_scaling.sh`, then "
+                "`scripts/bench/scaling_table.py --write`.\n")
     lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
              "|" + "|".join(" --- " for _ in COLUMNS) + "|"]
     lines += ["| " + " | ".join(cell(r) for _, cell in COLUMNS) + " |" for r in rows]
@@ -93,7 +93,7 @@ def main():
     elif args.check:
         if replaced(doc, body) != doc:
             print(f"{DOC}: the scaling table differs from {RESULTS}; run "
-                  "scripts/scaling_table.py --write", file=sys.stderr)
+                  "scripts/bench/scaling_table.py --write", file=sys.stderr)
             return 1
     else:
         print(body, end="")

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Tables of exact against early stopping in beam search, generated from the folder that
-scripts/bench_stopping.sh writes (bench.json and <exact|early>_a<alpha>.json with its
+scripts/bench/bench_stopping.sh writes (bench.json and <exact|early>_a<alpha>.json with its
 hypotheses in <exact|early>_a<alpha>/hyp.<split>.<lang>.gz).
 
 Usage:
-  scripts/stopping_table.py DIR           print the tables
-  scripts/stopping_table.py --write DIR   write them to DIR/table.md
-  scripts/stopping_table.py --check DIR   exit 1 when DIR/table.md differs from what DIR gives
+  scripts/bench/stopping_table.py DIR           print the tables
+  scripts/bench/stopping_table.py --write DIR   write them to DIR/table.md
+  scripts/bench/stopping_table.py --check DIR   exit 1 when DIR/table.md differs from what DIR gives
 
 The first table has one row per length penalty α: BLEU of both stoppings on every split, how
 many output sentences differ between them (all splits together) and their decoding speed. The
@@ -14,12 +14,12 @@ second retunes α for each stopping on the first split (val by default) and give
 BLEU and chrF at that α.
 """
 
-import argparse
 import gzip
 import sys
 from pathlib import Path
 
-from results_table import TableError, load_json  # scripts/results_table.py
+import doc_tables  # scripts/bench/doc_tables.py
+from results_table import TableError, load_json  # scripts/bench/results_table.py
 
 MODES = ("exact", "early")
 
@@ -90,20 +90,16 @@ def tables(folder):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--write", action="store_true", help="write DIR/table.md")
-    group.add_argument("--check", action="store_true", help="exit 1 if DIR/table.md is stale")
-    parser.add_argument("dir", help="a folder written by scripts/bench_stopping.sh")
-    args = parser.parse_args()
+    args, mode = doc_tables.table_arguments(__doc__.splitlines()[0], "DIR/table.md",
+                                            "a folder written by scripts/bench/bench_stopping.sh")
     try:
         text = tables(args.dir)
     except (TableError, KeyError, ZeroDivisionError) as e:
         sys.exit(f"stopping_table.py: {args.dir}: {type(e).__name__} {e}")
     target = Path(args.dir) / "table.md"
-    if args.write:
+    if mode == "write":
         target.write_text(text, encoding="utf-8")
-    elif args.check:
+    elif mode == "check":
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             sys.exit(f"stopping_table.py: {target} differs from what {args.dir} gives (--write)")
     else:

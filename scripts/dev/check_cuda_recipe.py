@@ -6,7 +6,7 @@ unpacks them from the .deb files its header comment downloads. A library CMakeLi
 tests/CMakeLists.txt) finds with `find_package(... REQUIRED)` but that list lacks makes the CUDA
 build fail to configure, which no test on a CPU host notices. Exits 1 naming what is missing.
 
-  scripts/check_cuda_recipe.py [ROOT]
+  scripts/dev/check_cuda_recipe.py [ROOT]
 """
 
 import re
@@ -51,7 +51,7 @@ def recipe(script_text):
 
 
 def main():
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]
     names = required((root / "CMakeLists.txt").read_text())
     names += required((root / "tests" / "CMakeLists.txt").read_text())
     listed = recipe((root / "scripts" / "cuda_check.sh").read_text())

@@ -6,9 +6,9 @@
 #   2. a plain shell loop setting RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
 #   3. scripts/srun_nmt.sh given the variables srun sets (MASTER_ADDR set, so no scontrol).
 # Needs torchrun (Debian: apt-get install python3-torch; 1.13 spells options with underscores).
-#   scripts/check_launchers.sh [WORK_DIR]
+#   scripts/dev/check_launchers.sh [WORK_DIR]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 work=${1:-$(mktemp -d /tmp/nmt_launchers.XXXXXX)}
 mkdir -p "$work"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Check that src/ includes point one way through the layers.
 
-Usage: scripts/check_layers.py [SRC_DIR]
+Usage: scripts/dev/check_layers.py [SRC_DIR]
 
 Each folder of src/ is a layer and may include only the layers listed for it below (and itself):
 core is at the bottom, cli at the top. Prints every include that breaks the order, as
@@ -36,7 +36,7 @@ def violations(src):
             continue
         layer = path.relative_to(src).parts[0]
         if layer not in ALLOWED:
-            yield f"{path}: folder '{layer}' is not a known layer (add it to scripts/check_layers.py)"
+            yield f"{path}: folder '{layer}' is not a known layer (add it to scripts/dev/check_layers.py)"
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             match = INCLUDE.match(line)
@@ -51,7 +51,7 @@ def violations(src):
 
 
 def main():
-    src = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "src")
+    src = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "src")
     found = list(violations(src))
     for message in found:
         print(message, file=sys.stderr)

@@ -5,14 +5,14 @@ Markdown file with that anchor (GitHub's: the heading's text lower-cased, punctu
 spaces as hyphens, -1, -2, ... for repeats) or an explicit `<a id="...">`. Exit 1 listing each
 broken link as FILE:LINE: TARGET.
 
-Usage: scripts/check_links.py        (ctest: Docs.RelativeLinksResolve)
+Usage: scripts/dev/check_links.py        (ctest: Docs.RelativeLinksResolve)
 """
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 EXPLICIT = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")

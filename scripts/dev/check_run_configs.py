@@ -2,7 +2,7 @@
 """Re-checks the resolved config of every run folder in docs/results/ (needs a built nmt).
 
 Usage:
-  scripts/check_run_configs.py [--nmt build/nmt] [RUN ...]
+  scripts/dev/check_run_configs.py [--nmt build/nmt] [RUN ...]
 
 For each run: runs the `nmt train ... --print-config` command its run.json records
 ("config.command") and compares the output with its config.json, then checks that config against
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMOOTHING_BANDS = {0.1: (0.0, 3.2), 0.2: (3.25, 4.0), 0.3: (4.0, 99.0)}
 
 

@@ -2,7 +2,7 @@
 """Checks that the version is one: CMakeLists.txt's project(VERSION), the top version section of
 CHANGELOG.md, `nmt --version`, and the `nmt-MAJOR.MINOR` that metric signatures carry.
 
-Usage: scripts/check_version.py [--nmt build/nmt]     (exit 1 naming what differs)
+Usage: scripts/dev/check_version.py [--nmt build/nmt]     (exit 1 naming what differs)
 """
 import argparse
 import re
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main():

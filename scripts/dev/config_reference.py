@@ -2,7 +2,7 @@
 """Writes docs/config.md: every config key, its default and its meaning.
 
 Usage:
-  scripts/config_reference.py [--nmt build/nmt] [--check]
+  scripts/dev/config_reference.py [--nmt build/nmt] [--check]
 
 The keys and their values come from the binary (`nmt train --config FILE --print-config`, once
 for an empty config, which gives the code's defaults, and once per shipped config); the meanings
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- config:begin -->", "<!-- config:end -->"
 STRUCTS = {"ModelConfig": "model", "DataConfig": "data", "TrainConfig": "train",
            "DecodeConfig": "decode", "AugmentConfig": "data.augment"}
@@ -149,7 +149,7 @@ def main():
         return 0
     if args.check:
         print(f"config_reference: error: {path} differs from what {args.nmt} and "
-              "src/core/config.h give; run scripts/config_reference.py", file=sys.stderr)
+              "src/core/config.h give; run scripts/dev/config_reference.py", file=sys.stderr)
         return 1
     path.write_text(new, encoding="utf-8")
     print(f"config_reference: wrote {path}")

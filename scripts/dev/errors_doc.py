@@ -2,7 +2,7 @@
 """Writes docs/errors.md from the rows the bad-input tests collect:
 
     rm -f /tmp/rows && NMT_BAD_INPUT_ROWS=/tmp/rows build/tests/nmt_tests --gtest_filter='Groups/BadInput.*'
-    scripts/errors_doc.py /tmp/rows > docs/errors.md
+    scripts/dev/errors_doc.py /tmp/rows > docs/errors.md
 
 The test BadInputCases.AtLeastFortyAndEachListedInDocsErrorsWithItsMessage fails when this file
 and tests/bad_input_cases.h disagree."""
@@ -22,7 +22,7 @@ sanitizer report appears. The test `BadInputCases.AtLeastFortyAndEachListedInDoc
 fails when this table and the cases differ. Regenerate it with:
 
     rm -f /tmp/rows && NMT_BAD_INPUT_ROWS=/tmp/rows build/tests/nmt_tests --gtest_filter='Groups/BadInput.*'
-    scripts/errors_doc.py /tmp/rows > docs/errors.md
+    scripts/dev/errors_doc.py /tmp/rows > docs/errors.md
 
 Not errors, but no crash either: a 100,000-character line given to `translate` is translated
 truncated to the model's length with a warning naming the line

@@ -3,7 +3,7 @@
 NumPy straight from the definition (Vaswani et al. 2017, eq. 1 and §3.2.2), independent of
 LibTorch. The C++ test loads the same parameters into nmt::MultiHeadAttention and compares.
 
-Usage: /usr/bin/python3 scripts/golden_attention.py [OUT_JSON]
+Usage: /usr/bin/python3 scripts/dev/golden_attention.py [OUT_JSON]
 """
 import json
 import sys
@@ -27,7 +27,7 @@ def softmax(x):
 
 def main():
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else \
-        Path(__file__).resolve().parent.parent / "tests/fixtures/attention_golden.json"
+        Path(__file__).resolve().parents[2] / "tests/fixtures/attention_golden.json"
     params = {}
     for i, name in enumerate(["fc_q", "fc_k", "fc_v", "fc_o"]):
         params[name + ".weight"] = deterministic((D_MODEL, D_MODEL), 1.0 + i)

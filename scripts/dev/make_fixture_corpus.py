@@ -7,7 +7,7 @@ umlauts and ß (UTF-8 matters) and a model can overfit it. Deterministic: a fixe
 only. Sentences have 4-10 words (the final '.' is not counted); train and validation pairs are
 disjoint.
 
-usage: scripts/make_fixture_corpus.py [OUT_DIR]   (default: tests/fixtures next to this script)
+usage: scripts/dev/make_fixture_corpus.py [OUT_DIR]   (default: tests/fixtures next to this script)
 """
 import itertools
 import pathlib
@@ -129,7 +129,7 @@ def short_enough(pair):
 
 
 def main():
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else root / "tests" / "fixtures"
     rng = random.Random(SEED)
     families = [transitive_pairs, intransitive_pairs, object_place_pairs, clothing_pairs,

@@ -2,7 +2,7 @@
 """Scores tests/fixtures/metrics/ with sacreBLEU itself and writes the goldens that
 tests/test_metrics_goldens.cpp checks nmt's BLEU (every tokenizer), chrF, chrF++ and TER against.
 
-    SACREBLEU_SRC=/path/to/sacrebleu scripts/metric_goldens.py > tests/fixtures/metrics/goldens.json
+    SACREBLEU_SRC=/path/to/sacrebleu scripts/dev/metric_goldens.py > tests/fixtures/metrics/goldens.json
 
 sacreBLEU comes from an installed `sacrebleu` package or, with SACREBLEU_SRC, from a source
 checkout (github.com/mjpost/sacrebleu; Debian 12 has no package). Its dependencies are Debian's:
@@ -27,7 +27,7 @@ if os.environ.get("SACREBLEU_SRC"):
 import sacrebleu  # noqa: E402
 from sacrebleu.metrics import BLEU, CHRF, TER  # noqa: E402
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures",
                         "metrics")
 LANGUAGES = ["de", "fr", "cs", "zh", "ja"]
 TOKENIZERS = ["13a", "intl", "char", "zh", "none"]
@@ -110,7 +110,7 @@ def main():
         golden(TER(), metric="ter")
     json.dump({"sacrebleu_version": sacrebleu.__version__,
                "made_by": "SACREBLEU_SRC=<sacrebleu v" + sacrebleu.__version__ +
-                          " checkout> scripts/metric_goldens.py",
+                          " checkout> scripts/dev/metric_goldens.py",
                "goldens": goldens,
                "ter_segments": ter_segment_goldens()}, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")

@@ -8,7 +8,7 @@
 # deadline, so nothing hangs CI. A failing shard's failures, sanitizer reports and first stack
 # frames are printed; the exit status is 1 when any shard failed.
 #
-#   scripts/run_shards.sh BUILD_DIR FILTER     # e.g. build '-*Slow.*'
+#   scripts/dev/run_shards.sh BUILD_DIR FILTER     # e.g. build '-*Slow.*'
 set -euo pipefail
 build_dir=$(cd "$1" && pwd)
 export filter=$2

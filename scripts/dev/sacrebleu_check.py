@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cross-checks the scores `nmt evaluate` wrote into a results.json against the sacrebleu package.
 
-    scripts/sacrebleu_check.py --results docs/results/multi30k_en_de/results.json \\
+    scripts/dev/sacrebleu_check.py --results docs/results/multi30k_en_de/results.json \\
         --split test_2016_flickr --hyp docs/results/multi30k_en_de/hyp.test_2016_flickr.de.gz \\
         --ref data/multi30k/test_2016_flickr.de.gz
 
@@ -16,6 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
 from reference_metrics import read_lines  # noqa: E402
 
 

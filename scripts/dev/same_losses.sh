@@ -5,9 +5,9 @@
 #   fp32: AdamW on linear weights, cosine schedule, 300 steps, a validation every 100;
 #   rdrop: R-Drop, GELU, pre-norm, sinusoidal positions, 200 steps;
 #   bf16: bf16 autocast with R-Drop, 4 steps (bf16 is very slow on CPUs without AVX512-BF16).
-# Usage: scripts/same_losses.sh OLD_NMT NEW_NMT   (e.g. a copy of build/nmt made before the change)
+# Usage: scripts/dev/same_losses.sh OLD_NMT NEW_NMT   (e.g. a copy of build/nmt made before the change)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 [[ $# -eq 2 ]] || { sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,7 +4,7 @@
 # `scripts/test.sh --sanitize` (and so by .ci/run); see docs/fault_tolerance.md for the options
 # below and what the run costs.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build_dir=${ASAN_BUILD_DIR:-$root/build-asan}
 start=$(date +%s)
 # -O1 -g1: a third quicker to compile than -O2 and line numbers in the reports.
@@ -23,13 +23,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # malloc_context_size=8: allocation stacks of 8 frames (default 30) make LibTorch's many small
 #   allocations about a third cheaper; reports still name our frames.
 export ASAN_OPTIONS="$ASAN_OPTIONS:malloc_context_size=8"
-# The default suite's GoogleTest cases run as shards (scripts/run_shards.sh: a sanitized
-# nmt_tests takes about 2.5 s to start). FaultCampaign (scripts/fault_campaign.sh: SIGKILLs and
+# The default suite's GoogleTest cases run as shards (scripts/dev/run_shards.sh: a sanitized
+# nmt_tests takes about 2.5 s to start). FaultCampaign (scripts/bench/fault_campaign.sh: SIGKILLs and
 # resumes of real runs) runs in the ordinary suite only: under ASan it took 150-270 s, the longest
 # test, and what it reaches (the resume after a kill, a stale temporary file) the Resume and
 # RunDirLock tests reach here too.
 status=0
-"$root/scripts/run_shards.sh" "$build_dir" '-*Slow.*:FaultCampaign.*' || status=1
+"$root/scripts/dev/run_shards.sh" "$build_dir" '-*Slow.*:FaultCampaign.*' || status=1
 # The suite's checks outside nmt_tests (scripts run by ctest against this build).
 ctest --test-dir "$build_dir" -LE slow -R '^(ResultsTables|Layers|ConfigReference)\.' \
   --output-on-failure || status=1

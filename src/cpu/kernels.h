@@ -13,7 +13,7 @@
 // LibTorch's composite versions were profiled as a large share of a small Transformer's training
 // step on a 2-core CPU (the loss about half, CPU bernoulli 13%, Adam's seven ops per parameter)
 // or of its decoding (LibTorch 1.13's CPU bmm runs one GEMM call per batch row and head: the
-// attention kernel took a tenth off greedy decoding, docs/deploy.md).
+// attention kernel took a tenth off greedy decoding, docs/lab/performance.md).
 // The loops are plain C++ that GCC vectorises and clones for AVX-512/AVX2 (cpu/vectorize.h).
 
 #include <cstdint>

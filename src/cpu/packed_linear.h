@@ -9,7 +9,7 @@
 // weights are laid out once, in panels of 32 output columns with k running down each panel, and
 // a register-blocked kernel (AVX-512: 12 rows × 32 columns; AVX2 + FMA: 3 × 32) streams them.
 // oneDNN's float32 matmul with prepacked weights was measured too and was slower at 8 and at
-// 256 rows (docs/deploy.md).
+// 256 rows (docs/lab/performance.md).
 
 #include <cstdint>
 #include <string>

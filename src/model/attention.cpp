@@ -86,7 +86,8 @@ std::tuple<at::Tensor, at::Tensor> MultiHeadAttentionImpl::attend(const at::Tens
   if (!is_training() && cpu::attention_takes(q, kv.key, kv.value, mask)) {
     // Decoding and validation on the CPU: the computation below in one pass per row and head,
     // its output already [batch, q_len, d_model]. LibTorch 1.13's CPU bmm makes one GEMM call
-    // per row and head; this took greedy decoding of test_2016 from 3.0 to 2.7 s (docs/deploy.md).
+    // per row and head; this took greedy decoding of test_2016 from 3.0 to 2.7 s
+    // (docs/lab/performance.md).
     context =
         cpu::attention_inference(q, kv.key, kv.value, mask, 1.0 / std::sqrt(double(head_dim_)),
                                  need_weights ? &weights : nullptr);
