@@ -18,6 +18,7 @@ missing, empty or malformed file.
 """
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -41,7 +42,9 @@ def load_records(path):
     train, valid = [], []
     try:
         # split("\n"), not splitlines(): a string value may hold U+2028 or U+0085.
-        lines = path.read_text(encoding="utf-8").split("\n")
+        text = (gzip.open(path, "rt", encoding="utf-8").read() if path.suffix == ".gz"
+                else path.read_text(encoding="utf-8"))  # docs/results/ keeps it gzipped
+        lines = text.split("\n")
     except (OSError, UnicodeDecodeError) as e:
         raise MetricsError(f"{path}: cannot read ({e})") from None
     for number, line in enumerate(lines, start=1):

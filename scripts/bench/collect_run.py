@@ -7,7 +7,7 @@ Usage:
                          [--host epyc-bf16] [--hardware "2-core CPU"] [--host-cpu TEXT]
                          [--commit SHA] [--note TEXT] [--step-matched MINUTES] [--force]
 
-Copies config.json, results.json and metrics.jsonl; gzips train.log and every hyp.<split>.<lang>.
+Copies config.json and results.json; gzips metrics.jsonl, train.log and every hyp.<split>.<lang>.
 run.json takes the direction from results.json (src-xx for a model of several pairs), the
 training's start, end, steps and target tokens/s from train.log, the commit from git, and the
 rest from the options. No checkpoint is copied (never commit checkpoints).
@@ -78,9 +78,9 @@ def main(argv):
     if dest.exists() and not args.force:
         raise SystemExit(f"collect_run: error: {dest} exists (--force replaces it)")
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("config.json", "results.json", "metrics.jsonl"):
+    for name in ("config.json", "results.json"):
         shutil.copyfile(source / name, dest / name)
-    for plain in [source / "train.log"] + sorted(source.glob("hyp.*")):
+    for plain in [source / "metrics.jsonl", source / "train.log"] + sorted(source.glob("hyp.*")):
         if plain.suffix == ".gz":
             continue
         with open(plain, "rb") as f, gzip.GzipFile(dest / (plain.name + ".gz"), "wb", mtime=0) as g:

@@ -13,7 +13,7 @@ Usage:
 
 Each run folder docs/results/<run>/ holds run.json (date, commit, host, command, description,
 training minutes/steps/tokens per second, how many checkpoints were averaged, tags),
-config.json (the resolved config), results.json (`nmt evaluate --json`), metrics.jsonl,
+config.json (the resolved config), results.json (`nmt evaluate --json`), metrics.jsonl.gz,
 train.log.gz and hyp.<split>.<lang>.gz; a subfolder such as last5/ holds another evaluation of
 the same training (results.json and hypotheses), described in run.json's "evaluations".
 The generated tables sit between `<!-- results:begin -->` and `<!-- results:end -->`.

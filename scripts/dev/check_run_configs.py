@@ -88,10 +88,11 @@ def expected_lr(t, step, elapsed_s):
 
 
 def check_metrics(folder, cfg):
-    path = folder / "metrics.jsonl"
+    path = folder / "metrics.jsonl.gz"
     if not path.exists():
         return []
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
     train = [r for r in records if r.get("kind") == "train" and "lr" in r and "elapsed_s" in r]
     t, results = cfg["train"], []
     errors = sorted(abs(r["lr"] - e) / e for r in train
