@@ -19,6 +19,13 @@ struct FilterStats {
   size_t too_long = 0;     ///< dropped: a side longer than data.max_len pieces
   int64_t src_tokens = 0;  ///< pieces on the source side of kept pairs (no eos)
   int64_t tgt_tokens = 0;  ///< pieces on the target side of kept pairs (no eos)
+
+  /// The fields an encoded corpus file's header records as JSON (core/json_fields.h).
+  template <class F>
+  void fields(F&& f) {
+    f("read", read), f("kept", kept), f("empty", empty), f("too_long", too_long);
+    f("src_tokens", src_tokens), f("tgt_tokens", tgt_tokens);
+  }
 };
 
 /// Where one corpus's pairs sit in an EncodedSplit that holds several (data.train).

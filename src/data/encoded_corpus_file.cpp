@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/json_fields.h"
 #include "core/mapped_file.h"
 #include "data/encoded_corpus.h"
 #include "data/line_reader.h"
@@ -112,25 +113,9 @@ std::string made_from_difference(const json& was, const json& now, const std::st
   return where + " was " + was.dump() + ", now " + now.dump();
 }
 
-json stats_json(const FilterStats& s) {
-  return {{"read", s.read},
-          {"kept", s.kept},
-          {"empty", s.empty},
-          {"too_long", s.too_long},
-          {"src_tokens", s.src_tokens},
-          {"tgt_tokens", s.tgt_tokens}};
-}
+json stats_json(const FilterStats& s) { return fields_to_json(s); }
 
-FilterStats stats_from_json(const json& j) {
-  FilterStats s;
-  s.read = j.at("read").get<size_t>();
-  s.kept = j.at("kept").get<size_t>();
-  s.empty = j.at("empty").get<size_t>();
-  s.too_long = j.at("too_long").get<size_t>();
-  s.src_tokens = j.at("src_tokens").get<int64_t>();
-  s.tgt_tokens = j.at("tgt_tokens").get<int64_t>();
-  return s;
-}
+FilterStats stats_from_json(const json& j) { return fields_from_json<FilterStats>(j); }
 
 /// A file that passed check_corpus_file.
 struct CheckedCorpusFile {

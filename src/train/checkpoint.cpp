@@ -1,5 +1,7 @@
 #include "train/checkpoint.h"
 
+#include "core/json_fields.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -31,35 +33,11 @@ std::string tensor_to_bytes(const at::Tensor& tensor) {
   return std::string(static_cast<const char*>(contiguous.data_ptr()), contiguous.numel());
 }
 
-json state_to_json(const TrainingState& s) {
-  return {{"step", s.step},
-          {"epoch", s.epoch},
-          {"batch_in_epoch", s.batch_in_epoch},
-          {"best_metric", std::isnan(s.best_metric) ? json(nullptr) : json(s.best_metric)},
-          {"best_step", s.best_step},
-          {"bad_validations", s.bad_validations},
-          {"train_seconds", s.train_seconds},
-          {"world_size", s.world_size},
-          {"epochs_done", s.epochs_done},
-          {"log_bytes", s.log_bytes},
-          {"metrics_bytes", s.metrics_bytes}};
-}
+json state_to_json(const TrainingState& s) { return fields_to_json(s); }
 
-TrainingState state_from_json(const json& j) {
-  TrainingState s;
-  s.step = j.at("step");
-  s.epoch = j.at("epoch");
-  s.batch_in_epoch = j.at("batch_in_epoch");
-  s.best_metric = j.at("best_metric").is_null() ? std::nan("") : j.at("best_metric").get<double>();
-  s.best_step = j.at("best_step");
-  s.bad_validations = j.at("bad_validations");
-  s.train_seconds = j.at("train_seconds");
-  s.world_size = j.value("world_size", int64_t(1));  // absent before multi-process training
-  s.epochs_done = j.value("epochs_done", -1.0);      // absent before snapshot averaging
-  s.log_bytes = j.value("log_bytes", int64_t(-1));   // absent before nmt 0.1 wrote them
-  s.metrics_bytes = j.value("metrics_bytes", int64_t(-1));
-  return s;
-}
+// Keys a checkpoint lacks keep their defaults: world_size 1 (before multi-process training),
+// epochs_done -1 (before snapshot averaging), log_bytes and metrics_bytes -1 (before nmt 0.1).
+TrainingState state_from_json(const json& j) { return fields_from_json<TrainingState>(j); }
 
 /// Reads the metadata JSON and opens the archive, translating LibTorch errors.
 json read_meta(torch::serialize::InputArchive& archive, const fs::path& path) {

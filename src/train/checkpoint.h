@@ -41,6 +41,16 @@ struct TrainingState {
   /// model->parameters(). Written by save_checkpoint when not empty; load_checkpoint leaves it
   /// empty (a decode session needs no second copy): load_training_weights reads them.
   std::vector<at::Tensor> training_weights;
+
+  /// The fields a checkpoint's metadata records as JSON (core/json_fields.h), each once.
+  template <class F>
+  void fields(F&& f) {
+    f("step", step), f("epoch", epoch), f("batch_in_epoch", batch_in_epoch);
+    f("best_metric", best_metric), f("best_step", best_step);
+    f("bad_validations", bad_validations), f("train_seconds", train_seconds);
+    f("world_size", world_size), f("epochs_done", epochs_done);
+    f("log_bytes", log_bytes), f("metrics_bytes", metrics_bytes);
+  }
 };
 
 /// A model ready to use, with everything it came with.
