@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proof against the real CTranslate2 (issue 58): builds CTranslate2 from source for the CPU, runs
+# Proof against the real CTranslate2: builds CTranslate2 from source for the CPU, runs
 # its own translator client (ct2-translator) on what `nmt export` writes, and compares its output
 # and speed with `nmt translate` on the same checkpoint and the same search.
 #
@@ -62,7 +62,7 @@
 # DATA_DIR (data/multi30k), SPLIT (test_2016_flickr), OUT, SPM_ENCODE / SPM_DECODE (spm_encode /
 # spm_decode), SHORTLIST (a lexical shortlist, `nmt shortlist`: nmt decodes with --shortlist,
 # CTranslate2 with it exported as vmap.txt and --use_vmap; the run's name gains "_shortlist").
-# The goal (issue 58): float32 outputs identical to nmt's for >= 99% of the
+# The goal: float32 outputs identical to nmt's for >= 99% of the
 # sentences and BLEU within 0.1, greedy and beam; compare exits 1 when it is missed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

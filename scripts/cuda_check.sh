@@ -94,7 +94,7 @@ stage_train() {
   cp "$run/metrics.jsonl" "$run/results.json" "$logs/"
 }
 
-# A CUDA resume continues the same random streams (issue 56): the tiny fixture config with
+# A CUDA resume continues the same random streams: the tiny fixture config with
 # dropout, 40 steps in one go and 20 + 20 with a resume, must give the same losses. Both runs use
 # the same kernels, so what can differ is the random stream; CUDA's atomics (embedding backward)
 # may still move the last bits, so the check allows 1e-5 relative. A resume that lost the GPU

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What a trained model does beyond translating, measured on Multi30k (issue 60): an ensemble of
+"""What a trained model does beyond translating, measured on Multi30k: an ensemble of
 two runs against each member alone, and terminology constraints taken from the references.
 
 Usage:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one cell of the corpora x budgets table (issue 73, docs/own_data.md): trains SETTING on
+# Runs one cell of the corpora x budgets table (docs/own_data.md): trains SETTING on
 # CORPUS for MINUTES on this host, evaluates the model scripts/run.sh would evaluate (averaged.pt,
 # or best.pt when the average validated worse) with beam 5 on the corpus's test set, and keeps
 # the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""CTranslate2 against nmt on the same checkpoint (issue 58), from the folder that
+"""CTranslate2 against nmt on the same checkpoint, from the folder that
 scripts/ct2_check.sh translate writes: meta.json, runs.tsv (every timed command) and
 hyp/<system>.<lang>.gz for the systems nmt_<search>, ct2_float32_<search>, ct2_int8_<search>
 (search: greedy, beam<N>).

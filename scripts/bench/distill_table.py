@@ -14,7 +14,7 @@ Usage:
 Per system and cell: nmt's BLEU and sentences/s after start-up, its speed against the teacher's
 own int8 greedy in the same sitting, CTranslate2 oneDNN's BLEU and sentences/s (its faster thread
 layout) and the share of sentences on which both engines give the same output. Then the
-pipeline's stages with their wall time and share, and the goals of issue 74.
+pipeline's stages with their wall time and share, and the goals of the distillation (docs/distill.md).
 """
 
 import gzip
