@@ -11,7 +11,7 @@ std::vector<int64_t> piece_words(const std::vector<std::string>& pieces) {
   std::vector<int64_t> words;
   int64_t word = -1;
   for (const auto& piece : pieces) {
-    // eos, and a multilingual model's "<2xx>" tag (Translator::attention), belong to no word.
+    // eos, and a multilingual model's "<2xx>" tag (attention_map), belong to no word.
     const bool tag = piece.size() > 3 && piece.compare(0, 2, "<2") == 0 && piece.back() == '>';
     if (piece == "</s>" || tag) {
       words.push_back(-1);
