@@ -112,28 +112,19 @@ TEST(Config, CompletingWidensTheBeamAndNamesTheStrategy) {
 
 // A strategy's options are refused with another strategy, naming both keys.
 TEST(Config, StrategyOptionsBelongToTheirStrategy) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"decode.sample=8"},
+       "decode.sample = 8 draws are for decode.search = sample or nucleus, not beam"},
+      {{"decode.search=greedy", "decode.beam=4"}, "decode.search = greedy keeps one hypothesis"},
+      {{"decode.search=sample"}, "decode.sample = 0 is out of range: must be in [1, 4096]"},
+      {{"decode.search=nucleus", "decode.sample=2", "decode.top_p=0"},
+       "decode.top_p = 0 is out of range: must be in [0.01, 1]"},
+      {{"decode.search=topk"}, "choose one of beam, greedy, sample, nucleus"}};
+  for (const auto& [overrides, message] : refused) {
+    Config config;
+    test::expect_error([&] { apply_overrides(config, overrides); }, message);
+  }
   Config config;
-  test::expect_error([&] { apply_overrides(config, {"decode.sample=8"}); },
-                     "decode.sample = 8 draws are for decode.search = sample or nucleus, not beam");
-  config = Config();
-  test::expect_error(
-      [&] {
-        apply_overrides(config, {"decode.search=greedy", "decode.beam=4"});
-      },
-      "decode.search = greedy keeps one hypothesis");
-  config = Config();
-  test::expect_error([&] { apply_overrides(config, {"decode.search=sample"}); },
-                     "decode.sample = 0 is out of range: must be in [1, 4096]");
-  config = Config();
-  test::expect_error(
-      [&] {
-        apply_overrides(config, {"decode.search=nucleus", "decode.sample=2", "decode.top_p=0"});
-      },
-      "decode.top_p = 0 is out of range: must be in [0.01, 1]");
-  config = Config();
-  test::expect_error([&] { apply_overrides(config, {"decode.search=topk"}); },
-                     "choose one of beam, greedy, sample, nucleus");
-  config = Config();
   apply_overrides(config, {"decode.search=nucleus", "decode.sample=16", "decode.top_p=0.95"});
   EXPECT_EQ(config.decode.candidates(), 16);
 }

@@ -302,7 +302,11 @@ TEST(Constraints, GuidesThatCannotFitAreOneErrorNamingTheSource) {
   sampling.beam = 1;
   OutputGuide one;
   one.constraints = {{5}};
-  EXPECT_THROW(check_guide(one, 4, sampling, "line 1"), Error);
+  test::expect_error(
+      [&] { check_guide(one, 4, sampling, "line 1"); },
+      "line 1: constraints need beam search; decode.search = sample cannot keep them");
+  sampling.search = SearchKind::kNucleus;  // every strategy that says it cannot keep them
+  test::expect_error([&] { check_guide(one, 4, sampling, "line 1"); }, "nucleus cannot keep them");
   EXPECT_NO_THROW(check_guide(one, 4, config, "line 1"));
 }
 

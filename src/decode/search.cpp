@@ -141,9 +141,9 @@ void check_guide(const OutputGuide& guide, int64_t output_limit, const DecodeCon
                 ": source length + decode.max_len_offset, within model.max_len); shorten it");
   }
   if (guide.constraints.empty()) return;
-  if (config.samples()) {
-    throw Error(what + ": constraints need beam search; sampling (decode.sample " +
-                std::to_string(config.sample) + ") cannot keep them");
+  if (!make_searcher(config)->keeps_constraints()) {
+    throw Error(what + ": constraints need beam search; decode.search = " +
+                choice_name(config.search) + " cannot keep them");
   }
   for (size_t i = 0; i < guide.constraints.size(); ++i) {
     if (guide.constraints[i].empty()) {
