@@ -3,7 +3,7 @@
 
 Each line of metrics.jsonl is one JSON object:
   {"kind": "train", "step", "epoch", "loss", "ppl", "lr", "tokens_per_s", "elapsed_s"}
-  {"kind": "valid", "step", "epoch", "loss", "ppl", "bleu" (number or null), "elapsed_s",
+  {"kind": "valid", "step", "epoch", "loss", "ppl", "bleu" (absent or null: not measured), "elapsed_s",
    and "bleu_<split>" for each of train.monitor_splits}
 Other kinds are ignored. The figure has three panels sharing the step axis: train and valid
 loss, valid perplexity, valid BLEU (best point marked) and the monitored splits' BLEU (dashed).

@@ -103,7 +103,7 @@ TEST(EmaTraining, CheckpointsHoldTheAverageAndLastPtTheTrainingWeightsToo) {
   EXPECT_EQ(valid.back()["weights"], "ema");
   EXPECT_EQ(valid.back()["step"], 12);
   const auto split = load_corpus(config.data, config.data.valid.front(), last.tokenizer);
-  const double loss = validate(last.model, last.tokenizer, split, last.config, at::kCPU).loss;
+  const double loss = validate(last.model, last.tokenizer, split, last.config, at::kCPU).loss();
   EXPECT_NEAR(valid.back()["loss"].get<double>(), loss, 1e-6 * loss);
 }
 
@@ -191,7 +191,8 @@ TEST(EmaTraining, FineTuningWithTheOptimizerStartsFromTheTrainingWeights) {
   }
   const auto split =
       load_corpus(parent.config.data, parent.config.data.valid.front(), parent.tokenizer);
-  const double loss = validate(parent.model, parent.tokenizer, split, parent.config, at::kCPU).loss;
+  const double loss =
+      validate(parent.model, parent.tokenizer, split, parent.config, at::kCPU).loss();
   EXPECT_NEAR(valid.front()["loss"].get<double>(), loss, 1e-6 * loss);
 }
 

@@ -68,7 +68,7 @@ TEST(FineTune, CopiesTheTokenizerLoadsTheWeightsAndStartsAfresh) {
   Seq2Seq parent_model = was.model;
   const auto split = load_corpus(config.data, config.data.valid.at(0), was.tokenizer);
   const auto expected = validate(parent_model, was.tokenizer, split, now.config, at::kCPU);
-  EXPECT_NEAR(valid[0]["loss"].get<double>(), expected.loss, 1e-6);
+  EXPECT_NEAR(valid[0]["loss"].get<double>(), expected.loss(), 1e-6);
 }
 
 TEST(FineTune, KeepsTheOptimizerOnlyWhenAskedAndRejectsAnotherShape) {

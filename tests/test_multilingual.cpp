@@ -306,9 +306,9 @@ TEST(Multilingual, ValidatesEveryPairAndDecodesTheChosenTarget) {
   // The loss of each pair is what validation logged for it: the tag is in its targets.
   const EncodedSplit split =
       load_corpus(loaded.config.data, split_into("tiny_val", "xx"), loaded.tokenizer);
-  const ValidationResult xx_again =
+  const Scores xx_again =
       validate(loaded.model, loaded.tokenizer, split, loaded.config, at::kCPU, "xx");
-  EXPECT_NEAR(xx_again.loss, xx[0], 1e-6);
+  EXPECT_NEAR(xx_again.loss(), xx[0], 1e-6);
   DecodeConfig greedy;
   greedy.max_len_offset = 5;
   for (const std::string lang : {"de", "xx"}) {

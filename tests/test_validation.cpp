@@ -1,6 +1,9 @@
 // train/validation.cpp: validation loss, greedy BLEU/chrF and the metric direction.
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,7 +17,10 @@
 #include "decode_test_util.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
+#include "test_util.h"
+#include "train/run_log.h"
 #include "train/validation.h"
+#include "train/validation_recorder.h"
 
 namespace nmt {
 namespace {
@@ -58,9 +64,9 @@ TEST(Validation, LossIsCrossEntropyWithPaddingIgnored) {
   for (const bool bleu : {false, true}) {
     config.train.valid_bleu = bleu;
     const auto result = validate(model, test::fixture_tokenizer(), split, config, at::kCPU);
-    EXPECT_NEAR(result.loss, expected, 1e-6 * expected) << "valid_bleu " << bleu;
-    EXPECT_DOUBLE_EQ(result.perplexity, std::exp(result.loss));
-    EXPECT_EQ(std::isnan(result.bleu), !bleu);
+    EXPECT_NEAR(result.loss(), expected, 1e-6 * expected) << "valid_bleu " << bleu;
+    EXPECT_DOUBLE_EQ(result.get("ppl"), std::exp(result.loss()));
+    EXPECT_EQ(std::isnan(result.get("bleu")), !bleu);
   }
 }
 
@@ -84,13 +90,102 @@ TEST(Validation, BleuIsGreedyWhateverTheDecodeSectionAsks) {
   DecodeConfig greedy;
   greedy.max_len_offset = 6;
   const auto [greedy_bleu, greedy_chrf] = scores(greedy);
-  EXPECT_DOUBLE_EQ(result.bleu, greedy_bleu);
-  EXPECT_DOUBLE_EQ(result.chrf, greedy_chrf);
+  EXPECT_DOUBLE_EQ(result.get("bleu"), greedy_bleu);
+  EXPECT_DOUBLE_EQ(result.get("chrf"), greedy_chrf);
   DecodeConfig mbr = config.decode;
   mbr.max_len_offset = 6;
   const auto mbr_chrf = scores(mbr).second;
-  EXPECT_NE(result.chrf, mbr_chrf);
+  EXPECT_NE(result.get("chrf"), mbr_chrf);
   EXPECT_GT(greedy_chrf, 0.0);
+}
+
+/// A metric that is not built in: the hypotheses' length over the references' in characters
+/// (BLEU's brevity, at a glance). It reads the pass's greedy translations, as BLEU does.
+class LengthRatioValidator : public Validator {
+ public:
+  explicit LengthRatioValidator(int* decodes) : decodes_(decodes) {}
+  std::vector<ScoreSpec> specs() const override { return {{"len_ratio", "len", 3}}; }
+  std::vector<double> measure(ValidationPass& pass) const override {
+    const auto& hyps = pass.hypotheses();
+    const auto& again = pass.hypotheses();  // decoded once, whoever asks
+    *decodes_ += &hyps == &again ? 1 : 2;
+    double hyp = 0.0, ref = 0.0;
+    for (size_t i = 0; i < hyps.size(); ++i) {
+      hyp += double(hyps[i].size());
+      ref += double(pass.set().split.tgt_text[i].size());
+    }
+    return {hyp / ref};
+  }
+
+ private:
+  int* decodes_;
+};
+
+std::vector<nlohmann::json> read_records(const std::filesystem::path& file) {
+  std::vector<nlohmann::json> records;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  return records;
+}
+
+// A new metric is one Validator: added to the list, its value is measured beside the others,
+// averaged over the sets, and written to the record and the log line by the one recorder, with
+// no change to the recorder or the trainer.
+TEST(Validation, ANewValidatorReachesTheRecordAndTheLogLine) {
+  auto model = test::fixture_model(7);
+  Config config = test::fixture_config();
+  config.train.valid_bleu = true;
+  Validators validators = make_validators(config.train);
+  int decodes = 0;
+  validators.push_back(std::make_unique<LengthRatioValidator>(&decodes));
+  const EncodedSplit split = valid_split();
+  EncodedSplit half = split;  // a second set: the first half of the pairs
+  half.examples.resize(split.examples.size() / 2);
+  half.src_text.resize(half.examples.size());
+  half.tgt_text.resize(half.examples.size());
+  const std::vector<ValidationSet> sets{{"val", config.data.tgt_lang, split},
+                                        {"half", config.data.tgt_lang, half}};
+  const ValidationSummary summary =
+      validate_sets(model, test::fixture_tokenizer(), sets, config, at::kCPU, validators);
+  EXPECT_EQ(decodes, 2);  // one decoding per set
+  ASSERT_EQ(summary.each.size(), 2u);
+  const double ratio = summary.each[0].get("len_ratio");
+  EXPECT_GT(ratio, 0.0);
+  EXPECT_DOUBLE_EQ(summary.mean.get("len_ratio"), (ratio + summary.each[1].get("len_ratio")) / 2);
+  EXPECT_DOUBLE_EQ(summary.mean.get("bleu"),
+                   summary.each[0].get("bleu") / 2 + summary.each[1].get("bleu") / 2);
+  // Perplexity is not averaged: that of the mean loss.
+  EXPECT_DOUBLE_EQ(summary.mean.get("ppl"), std::exp(summary.mean.loss()));
+  EXPECT_TRUE(std::isnan(summary.mean.get("ter")));  // not measured
+
+  const test::TempDir dir("validation_recorder");
+  std::ostringstream console;
+  {
+    RunLog log(dir, console);
+    const ValidationRecorder recorder(log, specs_of(validators), "bleu");
+    recorder.write({{"kind", "valid"}, {"step", 7}}, "valid step 7", summary.mean,
+                   {{"half", &summary.each[1]}}, " | new best");
+  }
+  const auto records = read_records(dir / "metrics.jsonl");
+  ASSERT_EQ(records.size(), 1u);
+  const auto& record = records[0];
+  EXPECT_EQ(record["kind"], "valid");
+  EXPECT_EQ(record["step"], 7);
+  for (const char* key : {"loss", "ppl", "bleu", "chrf", "len_ratio"}) {
+    ASSERT_TRUE(record.contains(key)) << key;
+    EXPECT_DOUBLE_EQ(record[key].get<double>(), summary.mean.get(key)) << key;
+    ASSERT_TRUE(record.contains(std::string(key) + "_half")) << key;
+    EXPECT_DOUBLE_EQ(record[std::string(key) + "_half"].get<double>(), summary.each[1].get(key));
+  }
+  EXPECT_DOUBLE_EQ(record["seconds"].get<double>(), summary.mean.seconds);
+  const std::string line = console.str();
+  char ratio_text[32];
+  std::snprintf(ratio_text, sizeof ratio_text, "%.3f", summary.mean.get("len_ratio"));
+  EXPECT_EQ(line.rfind("valid step 7 | loss ", 0), 0u) << line;
+  EXPECT_NE(line.find(" | chrF "), std::string::npos) << line;
+  EXPECT_NE(line.find(std::string(" | len ") + ratio_text + " | half BLEU "), std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" s | new best\n"), std::string::npos) << line;
 }
 
 }  // namespace

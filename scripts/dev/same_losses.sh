@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that a refactoring left training bit-identical on the CPU: trains three tiny runs on
 # tests/fixtures with each of two nmt binaries and compares every logged loss (and validation
-# score) exactly.
+# score: loss, perplexity, learning rate, BLEU, chrF) exactly.
 #   fp32: AdamW on linear weights, cosine schedule, 300 steps, a validation every 100;
 #   rdrop: R-Drop, GELU, pre-norm, sinusoidal positions, 200 steps;
 #   bf16: bf16 autocast with R-Drop, 4 steps (bf16 is very slow on CPUs without AVX512-BF16).
@@ -15,7 +15,7 @@ cd "$root"
 common=(--config configs/tiny.json --set data.dir=tests/fixtures --set data.train_split=tiny
   --set data.valid_split=tiny_val --set data.vocab_size=300 --set data.batch_tokens=600
   --set train.max_epochs=0 --set train.max_minutes=0 --set train.log_every=1 --set train.threads=2
-  --set train.warmup=50)
+  --set train.warmup=50 --set train.allow_small_data=true)
 variants=(
   "fp32|--set train.max_steps=300 --set train.validate_every=100 --set train.precision=fp32 --set train.weight_decay=0.1 --set train.weight_decay_on=linear --set train.schedule=cosine"
   "rdrop|--set train.max_steps=200 --set train.validate_every=100 --set train.precision=fp32 --set train.rdrop_alpha=1 --set model.activation=gelu --set model.norm=pre --set model.positions=sinusoidal"
@@ -33,7 +33,7 @@ for variant in "${variants[@]}"; do
     python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    print(r["kind"], r["step"], repr(r.get("loss")), repr(r.get("bleu")))' \
+    print(r["kind"], r["step"], *(repr(r.get(k)) for k in ("loss", "ppl", "lr", "bleu", "chrf")))' \
       "$work/$side-$name/metrics.jsonl" >"$work/$side-$name.losses"
   done
   if cmp -s "$work/old-$name.losses" "$work/new-$name.losses"; then

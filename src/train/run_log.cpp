@@ -38,6 +38,17 @@ void RunLog::line(const std::string& text, bool console) {
   if (log_.is_open()) log_ << timestamp() << "  " << text << std::endl;
 }
 
+void RunLog::say(const std::string& text) {
+  if (!bar_) return line(text);
+  line(text, /*console=*/false);
+  bar_->message(text);
+}
+
+void RunLog::end_bar() {
+  if (bar_) bar_->finish();
+  bar_.reset();
+}
+
 int64_t RunLog::log_bytes() const {
   if (log_path_.empty()) return 0;
   std::error_code ec;

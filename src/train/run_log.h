@@ -3,10 +3,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "core/progress.h"
 
 namespace nmt {
 
@@ -24,6 +27,9 @@ class RunLog {
   /// A human-readable line, time-stamped in the log file; echoed to the console unless
   /// `console` is false (a progress bar already shows it).
   void line(const std::string& text, bool console = true);
+  /// A line while a progress bar may be drawn: into the log file, and printed above the bar
+  /// (show_bar) so that it does not garble it; without a bar, line(text).
+  void say(const std::string& text);
   /// A metrics record; `record["kind"]` says which (train / valid).
   void metrics(const nlohmann::json& record);
   /// Current sizes of train.log and metrics.jsonl in bytes (everything written is flushed).
@@ -31,6 +37,11 @@ class RunLog {
   int64_t metrics_bytes() const;
   /// The console stream (progress bars draw there).
   std::ostream& console() { return console_; }
+  /// The epoch's progress bar, drawn on the console (terminal only); null: none.
+  void show_bar(std::unique_ptr<ProgressBar> bar) { bar_ = std::move(bar); }
+  ProgressBar* bar() const { return bar_.get(); }
+  /// Finishes the bar and removes it.
+  void end_bar();
 
  private:
   std::filesystem::path log_path_;
@@ -38,6 +49,7 @@ class RunLog {
   std::ofstream log_;
   std::ofstream metrics_;
   std::ostream& console_;
+  std::unique_ptr<ProgressBar> bar_;
 };
 
 }  // namespace nmt

@@ -98,209 +98,207 @@ Config auto_sized(Config config, bool resume, const fs::path& init_from, const D
 
 }  // namespace
 
+RunEnv::RunEnv(Config run_config, const DistEnv& dist)
+    : config(std::move(run_config)),
+      dir(config.train.resolved_run_dir()),
+      device(rank_device(resolve_device(config.train.device), dist)) {}
+
 Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs::path& init_from,
                     const DistEnv& dist)
-    : config_(auto_sized(std::move(config), resume, init_from, dist)),
-      run_dir_(config_.train.resolved_run_dir()),
-      device_(rank_device(resolve_device(config_.train.device), dist)),
-      window_(std::make_unique<TrainWindow>()),
-      scheduler_(config_.train),
-      keeper_(run_dir_, config_.train.keep_checkpoints,
+    : env_(auto_sized(std::move(config), resume, init_from, dist), dist),
+      data_(env_),
+      validation_(env_),
+      step_(env_),
+      scheduler_(env_.config.train),
+      keeper_(env_.dir, env_.config.train.keep_checkpoints,
               [this](const fs::path& path, bool with_optimizer) { save(path, with_optimizer); }),
-      snapshots_(run_dir_, config_.train) {
+      snapshots_(env_.dir, env_.config.train) {
   if (resume && !init_from.empty()) {
     throw Error("--init-from starts a new run from another one's weights, --resume continues " +
-                run_dir_.string() + ": give one of them");
+                env_.dir.string() + ": give one of them");
   }
   // Validation's BLEU tokenizer must work before the first step, not at the first validation
   // (ja-mecab without MeCab or its dictionary).
-  if (config_.train.valid_bleu) {
-    for (const auto& lang : target_languages(config_.data))
-      validation_scoring(config_, lang).check();
+  if (env_.config.train.valid_bleu) {
+    for (const auto& lang : target_languages(env_.config.data))
+      validation_scoring(env_.config, lang).check();
   }
   if (dist.distributed()) {
-    comm_ = std::make_unique<WorldComm>(dist, device_, config_.train.dist_timeout);
-    check_same_on_all_ranks(*comm_,
-                            {{"config fingerprint", fingerprint(config_to_json(config_).dump())},
-                             {"--resume", resume ? 1 : 0}},
-                            "config (--config, --set and --resume)");
+    env_.comm = std::make_unique<WorldComm>(dist, env_.device, env_.config.train.dist_timeout);
+    check_same_on_all_ranks(
+        *env_.comm,
+        {{"config fingerprint", fingerprint(config_to_json(env_.config).dump())},
+         {"--resume", resume ? 1 : 0}},
+        "config (--config, --set and --resume)");
   } else {
-    comm_ = std::make_unique<WorldComm>();  // one process: no c10d
+    env_.comm = std::make_unique<WorldComm>();  // one process: no c10d
   }
-  const int64_t threads =
-      dist.distributed()
-          ? rank_threads(dist, config_.train.threads, int64_t(std::thread::hardware_concurrency()))
-          : config_.train.threads;
-  if (device_.is_cpu()) configure_threads(threads);
+  const int64_t threads = dist.distributed()
+                              ? rank_threads(dist, env_.config.train.threads,
+                                             int64_t(std::thread::hardware_concurrency()))
+                              : env_.config.train.threads;
+  if (env_.device.is_cpu()) configure_threads(threads);
   std::unique_ptr<Parent> parent;  // loaded before seeding: building its model draws numbers
   if (!init_from.empty()) parent = load_and_adopt_parent(init_from);
-  torch::manual_seed(uint64_t(config_.train.seed));
+  torch::manual_seed(uint64_t(env_.config.train.seed));
   RunDirReport tidied;
-  if (comm_->is_main()) {
+  if (env_.comm->is_main()) {
     try {  // the other ranks wait for this; they learn why it failed instead of timing out
       tidied = prepare_run_dir(resume, console, parent.get());
     } catch (const std::exception& e) {
-      comm_->publish("prepared", e.what());
+      env_.comm->publish("prepared", e.what());
       throw;
     }
-    comm_->publish("prepared", "");
+    env_.comm->publish("prepared", "");
   } else {
     join_prepared_run();
   }
-  config_.model.src_vocab_size = tokenizer_->src_vocab_size();
-  config_.model.tgt_vocab_size = tokenizer_->tgt_vocab_size();
-  config_.validate();
-  if (device_.is_cpu()) {  // after validation: a bad value is reported before threads start
-    packing_available();   // a bad NMT_PACKED_GEMM fails now, not at the first validation
+  env_.config.model.src_vocab_size = env_.tokenizer->src_vocab_size();
+  env_.config.model.tgt_vocab_size = env_.tokenizer->tgt_vocab_size();
+  env_.config.validate();
+  if (env_.device.is_cpu()) {  // after validation: a bad value is reported before threads start
+    packing_available();       // a bad NMT_PACKED_GEMM fails now, not at the first validation
     // auto: fp32 only; in bf16 two workers were no faster than oneDNN on all threads (README)
-    const bool fp32 = resolve_precision(config_.train.precision, device_) == Precision::kFp32;
-    const int64_t workers = config_.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
-                                                           : config_.train.cpu_workers;
-    if (workers > 1) workers_ = std::make_unique<WorkerPool>(workers, threads);
+    const bool fp32 =
+        resolve_precision(env_.config.train.precision, env_.device) == Precision::kFp32;
+    const int64_t workers = env_.config.train.cpu_workers == 0 ? (fp32 ? at::get_num_threads() : 1)
+                                                               : env_.config.train.cpu_workers;
+    if (workers > 1) step_.workers = std::make_unique<WorkerPool>(workers, threads);
   }
-  load_data();
+  data_.load();
+  validation_.load();
+  check_data_size();
   set_up_model(resume, parent.get(), tidied.rewrite_best);
   const int64_t trained_on = state_.world_size;
-  state_.world_size = comm_->size();
-  if (comm_->is_main()) {
-    if (resume && config_.train.keep_checkpoints > 0) keeper_.rotate(state_.step);
+  state_.world_size = env_.comm->size();
+  if (env_.comm->is_main()) {
+    if (resume && env_.config.train.keep_checkpoints > 0) keeper_.rotate(state_.step);
     if (!resume) {
-      for (const auto& choice : config_.auto_choices) {
-        log_->line("auto: " + choice.key + " = " + choice.value + ": " + choice.why);
+      for (const auto& choice : env_.config.auto_choices) {
+        env_.log->line("auto: " + choice.key + " = " + choice.value + ": " + choice.why);
       }
     }
     const std::string removed = snapshots_.start(state_.step, progress());
-    if (!removed.empty()) log_->line(removed);
-    log_->line("averaging: " + snapshots_.describe());
-    if (ema_) {
-      log_->line("moving average: decay " + fixed(config_.train.ema_decay, 4) +
-                 " (train.ema_decay); validated, and the model of best.pt, step_N.pt and last.pt");
+    if (!removed.empty()) env_.log->line(removed);
+    env_.log->line("averaging: " + snapshots_.describe());
+    if (step_.ema) {
+      env_.log->line(
+          "moving average: decay " + fixed(env_.config.train.ema_decay, 4) +
+          " (train.ema_decay); validated, and the model of best.pt, step_N.pt and last.pt");
     }
-    save_config(config_, run_dir_ / "config.json");
+    save_config(env_.config, env_.dir / "config.json");
   }
-  synchronise_ranks(resume ? trained_on : comm_->size());
-  log_->line("start-up took " +
-             fixed(std::chrono::duration<double>(Clock::now() - window_->constructed).count(), 2) +
-             " s (run directory, tokenizer, data, model)");
-  log_->line(describe_device(device_) +
-             (workers_ ? ", " + std::to_string(workers_->size()) + " data-parallel workers" : "") +
-             ", precision " + describe_precision(config_.train.precision, device_) + ", " +
-             std::to_string(count_parameters(*model_)) + " parameters" +
-             (comm_->size() > 1 ? ", " + std::to_string(comm_->size()) + " processes" : ""));
+  synchronise_ranks(resume ? trained_on : env_.comm->size());
+  env_.log->line(
+      "start-up took " +
+      fixed(std::chrono::duration<double>(Clock::now() - clock_.constructed).count(), 2) +
+      " s (run directory, tokenizer, data, model)");
+  env_.log->line(
+      describe_device(env_.device) +
+      (step_.workers ? ", " + std::to_string(step_.workers->size()) + " data-parallel workers"
+                     : "") +
+      ", precision " + describe_precision(env_.config.train.precision, env_.device) + ", " +
+      std::to_string(count_parameters(*step_.model)) + " parameters" +
+      (env_.comm->size() > 1 ? ", " + std::to_string(env_.comm->size()) + " processes" : ""));
 }
 
 RunDirReport Trainer::Impl::prepare_run_dir(bool resume, std::ostream& console,
                                             const Parent* parent) {
-  const fs::path last = run_dir_ / "last.pt";
+  const fs::path last = env_.dir / "last.pt";
   if (resume && !fs::exists(last)) {
-    throw Error(run_dir_.string() + ": nothing to resume (no last.pt)");
+    throw Error(env_.dir.string() + ": nothing to resume (no last.pt)");
   }
-  fs::create_directories(run_dir_);
-  lock_ = std::make_unique<RunDirLock>(run_dir_);  // one writer per run directory
+  fs::create_directories(env_.dir);
+  env_.lock = std::make_unique<RunDirLock>(env_.dir);  // one writer per run directory
   if (!resume && fs::exists(last)) {
-    throw Error(run_dir_.string() + " already holds a run (last.pt): continue it with --resume " +
+    throw Error(env_.dir.string() + " already holds a run (last.pt): continue it with --resume " +
                 "or choose another train.run_dir / train.name");
   }
   TrainingState recorded;  // a new run: nothing of an earlier attempt is kept
   recorded.step = -1;
   recorded.log_bytes = recorded.metrics_bytes = 0;
   if (resume) recorded = read_checkpoint_state(last);
-  RunDirReport tidied = tidy_run_dir(run_dir_, recorded);
-  log_ = std::make_unique<RunLog>(run_dir_, console);
+  RunDirReport tidied = tidy_run_dir(env_.dir, recorded);
+  env_.log = std::make_unique<RunLog>(env_.dir, console);
   if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
   if (parent != nullptr) write_parent_files(*parent);
-  tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
-  if (const auto casing = tokenizer_->word_casing()) {
-    log_->line("word casing of the training sources (" + std::string(kWordCasingFile) +
-               "): " + casing->summary());
+  env_.tokenizer.emplace(prepare_tokenizer(env_.config.data, env_.dir));
+  if (const auto casing = env_.tokenizer->word_casing()) {
+    env_.log->line("word casing of the training sources (" + std::string(kWordCasingFile) +
+                   "): " + casing->summary());
   }
-  prepare_train_corpus();
+  data_.prepare();
   return tidied;
-}
-
-void Trainer::Impl::prepare_train_corpus() {
-  if (resegments_each_epoch(config_.data)) return;  // load_data reads the text
-  if (!comm_->is_main()) {
-    train_ = open_encoded_corpus(config_.data, *tokenizer_, run_dir_);
-    return;
-  }
-  EncodedCorpusReport report;
-  train_ = prepare_encoded_corpus(config_.data, *tokenizer_, run_dir_, &report);
-  const std::string size = fixed(double(report.bytes) / 1e6, 1) + " MB";
-  const std::string seconds = fixed(report.seconds, 2) + " s";
-  log_->line(report.built ? "encoded training corpus: wrote " + report.file.string() + " (" + size +
-                                ", " + seconds + ") because " + report.reason
-                          : "encoded training corpus: mapped " + report.file.string() + " (" +
-                                size + ", checked in " + seconds + ")");
 }
 
 void Trainer::Impl::join_prepared_run() {
   const std::string failure =
-      comm_->fetch("prepared", "start-up: waiting for rank 0 to prepare " + run_dir_.string());
+      env_.comm->fetch("prepared", "start-up: waiting for rank 0 to prepare " + env_.dir.string());
   if (!failure.empty()) {
-    throw Error(comm_->who() + ": rank 0 could not prepare the run: " + failure);
+    throw Error(env_.comm->who() + ": rank 0 could not prepare the run: " + failure);
   }
-  log_ = std::make_unique<RunLog>(quiet_);
-  for (const auto& file : Tokenizer::model_files(config_.data, run_dir_)) {
+  env_.log = std::make_unique<RunLog>(env_.quiet);
+  for (const auto& file : Tokenizer::model_files(env_.config.data, env_.dir)) {
     if (!fs::exists(file)) {
-      throw Error(comm_->who() + ": " + file.string() +
+      throw Error(env_.comm->who() + ": " + file.string() +
                   ", the tokenizer rank 0 prepared, is not visible here: train.run_dir must be "
                   "on a file system that every rank shares (docs/distributed.md)");
     }
   }
-  tokenizer_.emplace(prepare_tokenizer(config_.data, run_dir_));
-  prepare_train_corpus();
+  env_.tokenizer.emplace(prepare_tokenizer(env_.config.data, env_.dir));
+  data_.prepare();
 }
 
 void Trainer::Impl::synchronise_ranks(int64_t trained_on) {
-  const int64_t world = comm_->size();
+  const int64_t world = env_.comm->size();
   if (world == 1 && trained_on == 1) return;
-  broadcast_parameters(*comm_, model_->parameters());
-  check_same_on_all_ranks(*comm_,
-                          {{"parameter count", count_parameters(*model_)},
-                           {"training pairs", int64_t(train_.stats.kept)},
-                           {"training target pieces", train_.stats.tgt_tokens},
+  broadcast_parameters(*env_.comm, step_.model->parameters());
+  check_same_on_all_ranks(*env_.comm,
+                          {{"parameter count", count_parameters(*step_.model)},
+                           {"training pairs", int64_t(data_.stats().kept)},
+                           {"training target pieces", data_.stats().tgt_tokens},
                            {"resumed step", state_.step},
-                           {"data-parallel workers", workers_ ? workers_->size() : 1}},
+                           {"data-parallel workers", step_.workers ? step_.workers->size() : 1}},
                           "data, model and train.cpu_workers");
   if (trained_on == world) return;
-  const int64_t accum = config_.train.accum_steps;
-  log_->line("resume: last.pt was trained on " + std::to_string(trained_on) +
-             " processes, this run has " + std::to_string(world) + ": a step now takes " +
-             std::to_string(world) + " x accum_steps " + std::to_string(accum) + " = " +
-             std::to_string(world * accum) + " batches (was " + std::to_string(trained_on * accum) +
-             "); limits and schedules counted in steps keep counting steps, so each remaining "
-             "step sees " +
-             (world > trained_on ? "more" : "less") + " data than before");
+  const int64_t accum = env_.config.train.accum_steps;
+  env_.log->line("resume: last.pt was trained on " + std::to_string(trained_on) +
+                 " processes, this run has " + std::to_string(world) + ": a step now takes " +
+                 std::to_string(world) + " x accum_steps " + std::to_string(accum) + " = " +
+                 std::to_string(world * accum) + " batches (was " +
+                 std::to_string(trained_on * accum) +
+                 "); limits and schedules counted in steps keep counting steps, so each remaining "
+                 "step sees " +
+                 (world > trained_on ? "more" : "less") + " data than before");
 }
 
 std::unique_ptr<Parent> Trainer::Impl::load_and_adopt_parent(const fs::path& init_from) {
-  const InitKeep keep = config_.train.init_keep;
-  auto parent = std::make_unique<Parent>(load_parent(init_from, keep, device_));
-  adopt_parent_config(*parent, config_);
+  const InitKeep keep = env_.config.train.init_keep;
+  auto parent = std::make_unique<Parent>(load_parent(init_from, keep, env_.device));
+  adopt_parent_config(*parent, env_.config);
   if (keep == InitKeep::kOptimizer) {
-    check_optimizer_fits(parent->checkpoint, parent->loaded.config.train, config_.train);
+    check_optimizer_fits(parent->checkpoint, parent->loaded.config.train, env_.config.train);
   }
   return parent;
 }
 
 void Trainer::Impl::write_parent_files(const Parent& parent) {
-  const InitKeep keep = config_.train.init_keep;
-  adopt_parent_tokenizer(parent, config_.data, run_dir_);
-  record_parent(parent, keep, run_dir_);
-  log_->line(describe_parent(parent, keep));
+  const InitKeep keep = env_.config.train.init_keep;
+  adopt_parent_tokenizer(parent, env_.config.data, env_.dir);
+  record_parent(parent, keep, env_.dir);
+  env_.log->line(describe_parent(parent, keep));
 }
 
 void Trainer::Impl::check_data_size() const {
-  if (config_.train.allow_small_data) return;
-  const TrainConfig& t = config_.train;
+  if (env_.config.train.allow_small_data) return;
+  const TrainConfig& t = env_.config.train;
   std::vector<std::string> few;
-  if (train_.stats.kept < t.kMinTrainPairs) {
-    few.push_back("the training data has " + std::to_string(train_.stats.kept) +
-                  " sentence pairs (of " + std::to_string(train_.stats.read) +
+  if (data_.stats().kept < t.kMinTrainPairs) {
+    few.push_back("the training data has " + std::to_string(data_.stats().kept) +
+                  " sentence pairs (of " + std::to_string(data_.stats().read) +
                   " read), fewer than " + std::to_string(t.kMinTrainPairs));
   }
-  for (const auto& valid : valids_) {
+  for (const auto& valid : validation_.sets()) {
     if (valid.split.stats.kept < t.kMinValidPairs) {
       few.push_back("the validation set " + valid.name + " has " +
                     std::to_string(valid.split.stats.kept) + " pairs, fewer than " +
@@ -316,45 +314,13 @@ void Trainer::Impl::check_data_size() const {
               "anyway with --set train.allow_small_data=true");
 }
 
-void Trainer::Impl::load_data() {
-  if (resegments_each_epoch(config_.data)) {
-    train_text_ = load_corpora(config_.data, config_.data.train, *tokenizer_);
-    train_.stats = train_text_->stats;
-    train_.parts = train_text_->parts;
-  }
-  const std::string shares = apply_sampling_temperature(config_.data, train_.parts);
-  if (train_text_) train_text_->parts = train_.parts;
-  // Here, not when the first epoch starts: an empty mix would leave the loop nothing to train.
-  if (mixes(train_.parts)) check_mix_not_empty(train_.parts);
-  const auto& corpora = config_.data.train;
-  log_->line(describe_parts(corpora.size() == 1 ? corpora[0].name() : "train", train_.parts,
-                            train_.stats));
-  if (!shares.empty()) log_->line(shares);
-  // One validation set per pair (data.valid entries, expanded to every pair in a multilingual
-  // run), named by its pair there: "val.en-fr".
-  const bool several = multilingual(config_.data);
-  const auto name_of = [&](const CorpusSpec& corpus) {
-    return several ? corpus.name() + "." + corpus_pair(config_.data, corpus).name() : corpus.name();
-  };
-  for (const auto& corpus : corpora_per_pair(config_.data, config_.data.valid)) {
-    valids_.push_back({name_of(corpus), corpus_pair(config_.data, corpus).tgt,
-                       load_corpus(config_.data, corpus, *tokenizer_)});
-    log_->line(describe(valids_.back().name, valids_.back().split.stats));
-  }
-  check_data_size();
-  for (const auto& corpus : corpora_per_pair(config_.data, config_.train.monitor_splits)) {
-    monitors_.push_back({name_of(corpus), corpus_pair(config_.data, corpus).tgt,
-                         load_corpus(config_.data, corpus, *tokenizer_)});
-  }
-}
-
 void Trainer::Impl::set_up_model(bool resume, const Parent* parent, bool rewrite_best) {
-  model_ = Seq2Seq(config_.model);
-  model_->to(device_);
-  optimizer_ = make_optimizer(model_->named_parameters(), config_.train);
+  step_.model = Seq2Seq(env_.config.model);
+  step_.model->to(env_.device);
+  step_.optimizer = make_optimizer(step_.model->named_parameters(), env_.config.train);
   const auto copy_weights = [this](const std::vector<at::Tensor>& weights) {
     torch::NoGradGuard no_grad;
-    const auto params = model_->parameters();
+    const auto params = step_.model->parameters();
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(weights[i]);
   };
   // The weights training goes on from: a checkpoint's model, or with train.ema_decay its training
@@ -362,34 +328,34 @@ void Trainer::Impl::set_up_model(bool resume, const Parent* parent, bool rewrite
   std::vector<at::Tensor> training;
   if (parent != nullptr) {
     copy_weights(parent->loaded.model->parameters());
-    if (config_.train.init_keep == InitKeep::kOptimizer) {    // Adam's moments are the training
-      load_optimizer_state(parent->checkpoint, *optimizer_);  // weights', not the average's
-      training = load_training_weights(parent->checkpoint, model_->parameters());
+    if (env_.config.train.init_keep == InitKeep::kOptimizer) {  // Adam's moments are the training
+      load_optimizer_state(parent->checkpoint, *step_.optimizer);  // weights', not the average's
+      training = load_training_weights(parent->checkpoint, step_.model->parameters());
     }
   }
   if (resume) {
-    const fs::path last = run_dir_ / "last.pt";
-    LoadedModel saved = load_checkpoint(last, device_);
-    check_resumable(last, saved, config_, *tokenizer_, run_dir_);
+    const fs::path last = env_.dir / "last.pt";
+    LoadedModel saved = load_checkpoint(last, env_.device);
+    check_resumable(last, saved, env_.config, *env_.tokenizer, env_.dir);
     copy_weights(saved.model->parameters());
-    load_optimizer_state(last, *optimizer_);
-    training = load_training_weights(last, model_->parameters());
+    load_optimizer_state(last, *step_.optimizer);
+    training = load_training_weights(last, step_.model->parameters());
     state_ = saved.state;
     if (state_.rng_state.defined()) set_cpu_generator_state(state_.rng_state);
-    set_accelerator_generator_state(device_, state_.accelerator_rng_state);
-    log_->line("resumed " + last.string() + " at step " + std::to_string(state_.step) + ", epoch " +
-               std::to_string(state_.epoch + 1) + ", batch " +
-               std::to_string(state_.batch_in_epoch));
+    set_accelerator_generator_state(env_.device, state_.accelerator_rng_state);
+    env_.log->line("resumed " + last.string() + " at step " + std::to_string(state_.step) +
+                   ", epoch " + std::to_string(state_.epoch + 1) + ", batch " +
+                   std::to_string(state_.batch_in_epoch));
     // Killed between last.pt and best.pt: last.pt's model is best (before the training weights).
-    if (rewrite_best && comm_->is_main()) {
+    if (rewrite_best && env_.comm->is_main()) {
       keeper_.save_best();
-      log_->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
+      env_.log->line("best.pt rewritten from last.pt (step " + std::to_string(state_.step) + ")");
     }
   }
   // Rank 0 alone validates and saves: the others keep no average. It starts at the model's
   // weights: the average a checkpoint holds, or the weights of a run without one.
-  if (config_.train.ema_decay > 0.0 && comm_->is_main()) {
-    ema_ = std::make_unique<WeightEma>(model_->parameters(), config_.train.ema_decay);
+  if (env_.config.train.ema_decay > 0.0 && env_.comm->is_main()) {
+    step_.ema = std::make_unique<WeightEma>(step_.model->parameters(), env_.config.train.ema_decay);
   }
   if (!training.empty()) copy_weights(training);
 }
@@ -401,17 +367,18 @@ void Trainer::Impl::log_tidy_report(const RunDirReport& report, const TrainingSt
     return text.empty() ? std::string("nothing") : text;
   };
   if (last != nullptr) {
-    log_->line("resume: found last.pt (step " + std::to_string(last->step) + ")" +
-               (report.found.empty() ? "" : ", " + join(report.found)));
+    env_.log->line("resume: found last.pt (step " + std::to_string(last->step) + ")" +
+                   (report.found.empty() ? "" : ", " + join(report.found)));
   }
-  log_->line(std::string(last ? "resume" : "new run") + ": discarded " + join(report.discarded));
+  env_.log->line(std::string(last ? "resume" : "new run") + ": discarded " +
+                 join(report.discarded));
 }
 
 void Trainer::Impl::save(const fs::path& path, bool with_optimizer) {
   std::optional<EmaWeightsIn> average;  // validation has put it in already
-  if (ema_ && !ema_->swapped_in()) average.emplace(ema_.get());
+  if (step_.ema && !step_.ema->swapped_in()) average.emplace(step_.ema.get());
   write_checkpoint(path, with_optimizer,
-                   ema_ && with_optimizer ? ema_->held() : std::vector<at::Tensor>{});
+                   step_.ema && with_optimizer ? step_.ema->held() : std::vector<at::Tensor>{});
 }
 
 void Trainer::Impl::save_snapshot(const fs::path& path) {
@@ -422,14 +389,14 @@ void Trainer::Impl::save_snapshot(const fs::path& path) {
 void Trainer::Impl::write_checkpoint(const fs::path& path, bool with_optimizer,
                                      const std::vector<at::Tensor>& training_weights) {
   // The logs' sizes now: a resume from this checkpoint cuts them back to these (train/resume.h).
-  state_.log_bytes = log_->log_bytes();
-  state_.metrics_bytes = log_->metrics_bytes();
+  state_.log_bytes = env_.log->log_bytes();
+  state_.metrics_bytes = env_.log->metrics_bytes();
   state_.rng_state = cpu_generator_state();
-  state_.accelerator_rng_state = accelerator_generator_state(device_);
+  state_.accelerator_rng_state = accelerator_generator_state(env_.device);
   TrainingState state = state_;
   state.training_weights = training_weights;
-  save_checkpoint(path, config_, model_, *tokenizer_, state,
-                  with_optimizer ? optimizer_.get() : nullptr);
+  save_checkpoint(path, env_.config, step_.model, *env_.tokenizer, state,
+                  with_optimizer ? step_.optimizer.get() : nullptr);
 }
 
 }  // namespace nmt

@@ -25,9 +25,11 @@ struct TrainSummary {
 /// Trains a Seq2Seq model as configured, leaving a run directory with config.json, the
 /// tokenizer model(s), last.pt / best.pt / step_N.pt checkpoints, metrics.jsonl and train.log.
 ///
-/// The parts (trainer_internal.h): Trainer::Impl sets the run up and steps the model
-/// (trainer.cpp, trainer_step.cpp, trainer_loop.cpp); a Scheduler (scheduler.h) decides when to
-/// validate and stop; a CheckpointKeeper (checkpoint_keeper.h) writes and rotates checkpoints.
+/// The parts (trainer_internal.h lists their files): the set-up fills a RunEnv; TrainingData
+/// gives each epoch's pairs; TrainStep takes one optimizer step; RunValidation measures with the
+/// run's validators (validation.h) and reports through one ValidationRecorder; Trainer::Impl
+/// loops over them. A Scheduler (scheduler.h) decides when to validate and stop; a
+/// CheckpointKeeper (checkpoint_keeper.h) writes and rotates checkpoints.
 class Trainer {
  public:
   /// Prepares a new run in config.train.resolved_run_dir(), or with `resume` continues the run

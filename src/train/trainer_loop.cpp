@@ -1,4 +1,5 @@
-// The Trainer's loop: epochs, steps, logging, validation and stopping (setup is in trainer.cpp).
+// The Trainer's loop: epochs, steps, logging, validation and stopping (the set-up is in
+// trainer.cpp, the step in trainer_step.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
-#include "data/mixing.h"
 #include "train/average.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -42,12 +42,15 @@ bool console_is_terminal(const std::ostream& out) {
 }  // namespace
 
 TrainSummary Trainer::Impl::run(bool final_validation) {
+  const Config& config = env_.config;
+  WorldComm& comm = *env_.comm;
+  RunLog& log = *env_.log;
   TrainSummary summary;
-  summary.run_dir = run_dir_;
-  window_->seconds_before = state_.train_seconds;
-  window_->run_start = Clock::now();
-  model_->train();
-  if (config_.train.validate_at_start && state_.step == 0) {
+  summary.run_dir = env_.dir;
+  clock_.seconds_before = state_.train_seconds;
+  clock_.run_start = Clock::now();
+  step_.model->train();
+  if (config.train.validate_at_start && state_.step == 0) {
     run_validation(summary);
     agree_stop(summary);
   }
@@ -63,231 +66,176 @@ TrainSummary Trainer::Impl::run(bool final_validation) {
   }
   // A run that ends on a limit validates its final weights too (they may be the best, and they
   // belong with the step checkpoints that get averaged); an interrupted run just saves.
-  if (final_validation && !summary.interrupted && window_->last_validated != state_.step &&
-      window_->run_tokens > 0) {
+  if (final_validation && !summary.interrupted && validation_.last_step != state_.step &&
+      totals_.tokens > 0) {
     run_validation(summary, /*final=*/true);
   }
-  if (comm_->is_main() && !summary.interrupted) write_average(summary);
+  if (comm.is_main() && !summary.interrupted) write_average(summary);
   summary.steps = state_.step;
   summary.epochs_done = state_.epoch;
   summary.best_metric = state_.best_metric;
   // The closing lines go to the log before last.pt is written, so that they lie within the log
   // size last.pt records and a resume keeps them (train/resume.h).
-  if (window_->run_seconds > 0) {
-    summary.tokens_per_second = double(window_->run_tokens) / window_->run_seconds;
-    summary.flops_per_second = window_->run_flops / window_->run_seconds;
-    log_->line(
-        "throughput: " + fixed(summary.tokens_per_second, 0) + " target tokens/s, " +
-        fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls" +
-        (comm_->size() > 1 && window_->run_steps > 0
-             ? ", " + fixed(1000.0 * window_->run_comm_seconds / double(window_->run_steps), 1) +
-                   " ms per step in collectives (gradient sum included)"
-             : std::string()));
+  if (totals_.seconds > 0) {
+    summary.tokens_per_second = double(totals_.tokens) / totals_.seconds;
+    summary.flops_per_second = totals_.flops / totals_.seconds;
+    log.line("throughput: " + fixed(summary.tokens_per_second, 0) + " target tokens/s, " +
+             fixed(summary.flops_per_second / 1e9, 1) + " GFLOP/s of model matmuls" +
+             (comm.size() > 1 && totals_.steps > 0
+                  ? ", " + fixed(1000.0 * totals_.comm_seconds / double(totals_.steps), 1) +
+                        " ms per step in collectives (gradient sum included)"
+                  : std::string()));
   }
   if (summary.interrupted) {
-    log_->line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
-               (run_dir_ / "last.pt").string() + "; resume with: nmt train --resume " +
-               run_dir_.string());
+    log.line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
+             (env_.dir / "last.pt").string() + "; resume with: nmt train --resume " +
+             env_.dir.string());
   } else {
-    log_->line("finished (" + summary.stop_reason + ") after " + std::to_string(state_.step) +
-               " steps; best " + choice_name(config_.train.metric) + " " +
-               fixed(state_.best_metric, 3) + " at step " + std::to_string(state_.best_step) +
-               "; checkpoints in " + run_dir_.string());
+    log.line("finished (" + summary.stop_reason + ") after " + std::to_string(state_.step) +
+             " steps; best " + choice_name(config.train.metric) + " " +
+             fixed(state_.best_metric, 3) + " at step " + std::to_string(state_.best_step) +
+             "; checkpoints in " + env_.dir.string());
   }
-  if (comm_->is_main()) keeper_.save_last();
-  comm_->barrier("the run's end (rank 0 saving last.pt)");
+  if (comm.is_main()) keeper_.save_last();
+  comm.barrier("the run's end (rank 0 saving last.pt)");
   return summary;
 }
 
 void Trainer::Impl::train_epoch(TrainSummary& summary) {
-  if (resegments_each_epoch(config_.data)) resample_epoch();
-  if (mixes(train_.parts)) remix();
-  const auto batches = make_batches(epoch_pairs(), batching_options(config_.data), state_.epoch);
+  const Config& config = env_.config;
+  RunLog& log = *env_.log;
+  data_.begin_epoch(state_.epoch);
+  const PairsView pairs = data_.pairs();
+  const auto batches = make_batches(pairs, batching_options(config.data), state_.epoch);
   if (batches.empty()) {  // start-up checks the mix; this guards any other way to an empty epoch
     throw Error("epoch " + std::to_string(state_.epoch + 1) +
-                " has no batch to train on (data.train: " + std::to_string(epoch_pairs().size()) +
+                " has no batch to train on (data.train: " + std::to_string(pairs.size()) +
                 " pairs this epoch); check data.train and its weights");
   }
-  // A step takes accum_steps batches on each rank (train_step picks this rank's).
-  const auto accum = size_t(config_.train.accum_steps * comm_->size());
-  window_->epoch_batches = int64_t(batches.size());
-  if (console_is_terminal(log_->console())) {
+  // A step takes accum_steps batches on each rank (TrainStep::run picks this rank's).
+  const auto accum = size_t(config.train.accum_steps * env_.comm->size());
+  data_.epoch_batches = int64_t(batches.size());
+  if (console_is_terminal(log.console())) {
     ProgressOptions options;
     options.initial = state_.batch_in_epoch;  // a resumed epoch's rate counts new batches only
-    window_->bar = std::make_unique<ProgressBar>("epoch " + std::to_string(state_.epoch + 1),
-                                                 int64_t(batches.size()), log_->console(), options);
+    log.show_bar(std::make_unique<ProgressBar>("epoch " + std::to_string(state_.epoch + 1),
+                                               int64_t(batches.size()), log.console(), options));
   }
   while (size_t(state_.batch_in_epoch) < batches.size() && !stop_) {
     const auto first = batches.begin() + state_.batch_in_epoch;
     const std::vector<std::vector<size_t>> group(
         first, first + std::min(accum, size_t(batches.end() - first)));
     const auto start = Clock::now();
-    const double loss = train_step(group);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    window_->seconds += seconds;
-    window_->run_seconds += seconds;
-    window_->run_steps += 1;
+    const StepStats step = step_.run(group, data_, state_, clock_);
+    const double seconds = RunClock::since(start);
+    window_.add(step, seconds);
+    totals_.add(step, seconds);
     state_.batch_in_epoch += int64_t(group.size());
     state_.step += 1;
-    after_step(summary, loss);
+    after_step(summary, step);
   }
-  if (window_->bar) window_->bar->finish();
-  window_->bar.reset();
+  log.end_bar();
   if (size_t(state_.batch_in_epoch) < batches.size()) return;  // stopped inside the epoch
   state_.epoch += 1;
   state_.batch_in_epoch = 0;
-  if (scheduler_.validates_at_epoch_end() && window_->last_validated != state_.step) {
+  if (scheduler_.validates_at_epoch_end() && validation_.last_step != state_.step) {
     run_validation(summary);
     agree_stop(summary);
   }
 }
 
-PairsView Trainer::Impl::epoch_pairs() const {
-  const PairStore& store = resegments_each_epoch(config_.data) ? sampled_ : train_.pairs;
-  return PairsView(store, mixes(train_.parts) ? &mixed_ : nullptr);
-}
-
-void Trainer::Impl::remix() {
-  mixed_ = epoch_mix(train_.parts, config_.data.seed, state_.epoch);
-  if (mix_described_) return;
-  mix_described_ = true;
-  const auto counts = mix_counts(train_.parts);
-  std::string text;
-  for (size_t p = 0; p < counts.size(); ++p) {
-    text += (p == 0 ? "" : ", ") + train_.parts[p].name + " " + std::to_string(counts[p]) + " of " +
-            std::to_string(train_.parts[p].size()) + " (weight " +
-            fixed(train_.parts[p].weight, 2) + ")";
+void Trainer::Impl::after_step(TrainSummary& summary, const StepStats& step) {
+  const Config& config = env_.config;
+  RunLog& log = *env_.log;
+  state_.train_seconds = env_.comm->size() > 1 ? clock_.agreed : clock_.elapsed();
+  const double tokens_per_s = window_.seconds > 0 ? double(window_.tokens) / window_.seconds : 0.0;
+  if (totals_.steps == 1) {
+    log.say("first step done " + fixed(RunClock::since(clock_.constructed), 2) +
+            " s after start-up began");
   }
-  say("corpus mix per epoch: " + text + "; " + std::to_string(mixed_.size()) + " pairs in all");
-}
-
-void Trainer::Impl::resample_epoch() {
-  const auto start = Clock::now();
-  const bool first = sampled_.size() == 0;
-  AugmentCounts augmented;
-  sampled_ = PairStore::from_examples(
-      epoch_examples(config_.data, *train_text_, *tokenizer_, state_.epoch, &augmented),
-      id_bytes_for(std::max(tokenizer_->src_vocab_size(), tokenizer_->tgt_vocab_size())));
-  if (config_.data.augment.any()) say(describe(augmented, state_.epoch));
-  if (!first || !samples_subwords(config_.data)) return;
-  int64_t tgt_tokens = 0;
-  for (size_t i = 0; i < sampled_.size(); ++i) tgt_tokens += int64_t(sampled_.tgt_len(i));
-  const double per_sentence =
-      sampled_.size() == 0 ? 0.0 : double(tgt_tokens) / double(sampled_.size());
-  const double best =
-      train_.stats.kept == 0 ? 0.0 : double(train_.stats.tgt_tokens) / double(train_.stats.kept);
-  say("subword sampling (data.subword_alpha " + fixed(config_.data.subword_alpha, 2) +
-      ", subword_nbest " + std::to_string(config_.data.subword_nbest) + "): epoch " +
-      std::to_string(state_.epoch + 1) + " re-segmented in " +
-      fixed(std::chrono::duration<double>(Clock::now() - start).count(), 2) + " s, " +
-      fixed(per_sentence, 2) + " target pieces per sentence (best segmentation " + fixed(best, 2) +
-      ")");
-}
-
-void Trainer::Impl::after_step(TrainSummary& summary, double loss) {
-  auto& w = *window_;
-  state_.train_seconds = comm_->size() > 1 ? w.agreed_elapsed : w.elapsed();
-  const double lr = w.lr;
-  if (w.run_steps == 1) {
-    say("first step done " +
-        fixed(std::chrono::duration<double>(Clock::now() - w.constructed).count(), 2) +
-        " s after start-up began");
+  if (ProgressBar* bar = log.bar()) {
+    bar->update(state_.batch_in_epoch, {{"loss", fixed(step.loss_sum / double(step.tokens), 3)},
+                                        {"lr", scientific(step.lr)},
+                                        {"tok/s", fixed(tokens_per_s, 0)}});
   }
-  if (w.bar) {
-    w.bar->update(state_.batch_in_epoch,
-                  {{"loss", fixed(loss, 3)},
-                   {"lr", scientific(lr)},
-                   {"tok/s", fixed(w.seconds > 0 ? double(w.tokens) / w.seconds : 0.0, 0)}});
-  }
-  if (state_.step % config_.train.log_every == 0 && w.tokens > 0) {
-    const double tokens_per_s = w.seconds > 0 ? double(w.tokens) / w.seconds : 0.0;
-    const double mean_loss = w.loss_sum / double(w.tokens);
-    const double ppl = std::exp(w.nll_sum / double(w.tokens));
-    log_->metrics({{"kind", "train"},
-                   {"step", state_.step},
-                   {"epoch", state_.epoch + 1},
-                   {"loss", mean_loss},
-                   {"ppl", ppl},
-                   {"lr", lr},
-                   {"tokens_per_s", tokens_per_s},
-                   {"elapsed_s", state_.train_seconds}});
+  if (state_.step % config.train.log_every == 0 && window_.tokens > 0) {
+    const double mean_loss = window_.loss_sum / double(window_.tokens);
+    const double ppl = std::exp(window_.nll_sum / double(window_.tokens));
+    log.metrics({{"kind", "train"},
+                 {"step", state_.step},
+                 {"epoch", state_.epoch + 1},
+                 {"loss", mean_loss},
+                 {"ppl", ppl},
+                 {"lr", step.lr},
+                 {"tokens_per_s", tokens_per_s},
+                 {"elapsed_s", state_.train_seconds}});
     // On a terminal the bar shows these numbers live; the log file still gets the line.
-    log_->line("step " + std::to_string(state_.step) + " | epoch " +
-                   std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) + " | ppl " +
-                   fixed(ppl, 2) + " | lr " + scientific(lr) + " | " + fixed(tokens_per_s, 0) +
-                   " tgt tok/s | " + fixed(state_.train_seconds, 0) + " s",
-               /*console=*/!w.bar);
-    w.loss_sum = w.nll_sum = w.seconds = 0.0;
-    w.tokens = 0;
+    log.line("step " + std::to_string(state_.step) + " | epoch " +
+                 std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) + " | ppl " +
+                 fixed(ppl, 2) + " | lr " + scientific(step.lr) + " | " + fixed(tokens_per_s, 0) +
+                 " tgt tok/s | " + fixed(state_.train_seconds, 0) + " s",
+             /*console=*/log.bar() == nullptr);
+    window_ = StepTotals{};
   }
   // The snapshot before validation's last.pt: a resume from last.pt at this step takes no
   // snapshot again, so one killed between the two would be missing from the average.
-  if (comm_->is_main() && snapshots_.take(progress())) save_snapshot(snapshots_.path(state_.step));
-  if (scheduler_.validates_after_step(state_.step)) {
-    run_validation(summary);
+  if (env_.comm->is_main() && snapshots_.take(progress())) {
+    save_snapshot(snapshots_.path(state_.step));
   }
+  if (scheduler_.validates_after_step(state_.step)) run_validation(summary);
   check_stop(summary);
 }
 
 double Trainer::Impl::epochs_done() const {
-  return double(state_.epoch) + (window_->epoch_batches > 0 ? double(state_.batch_in_epoch) /
-                                                                  double(window_->epoch_batches)
-                                                            : 0.0);
+  return double(state_.epoch) + (data_.epoch_batches > 0
+                                     ? double(state_.batch_in_epoch) / double(data_.epoch_batches)
+                                     : 0.0);
 }
 
 double Trainer::Impl::progress() const {
-  return budget_progress(config_.train, state_.step, state_.train_seconds, epochs_done());
+  return budget_progress(env_.config.train, state_.step, state_.train_seconds, epochs_done());
 }
 
 void Trainer::Impl::write_average(const TrainSummary& summary) {
   if (!snapshots_.enabled()) return;
+  RunLog& log = *env_.log;
   const std::vector<fs::path> files = snapshots_.files();
   if (files.empty()) {
-    log_->line("averaging: no snapshot was due before the run stopped (" + summary.stop_reason +
-               ", " + fixed(100.0 * progress(), 0) +
-               "% of the budget); no averaged.pt: use best.pt");
+    log.line("averaging: no snapshot was due before the run stopped (" + summary.stop_reason +
+             ", " + fixed(100.0 * progress(), 0) + "% of the budget); no averaged.pt: use best.pt");
     return;
   }
   // Building the averaged model draws initial weights from the CPU generator: its state goes
   // back, so that last.pt (saved after this) holds the training's, and a resume that raises the
   // limit draws the dropout masks a run never stopped would.
   const at::Tensor generator_state = cpu_generator_state();
-  LoadedModel averaged = average_checkpoints(files, device_);
+  LoadedModel averaged = average_checkpoints(files, env_.device);
   set_cpu_generator_state(generator_state);
-  const ValidationResult result =
-      validate_sets(averaged.model, *tokenizer_, valids_, config_, device_).mean;
-  const fs::path output = run_dir_ / "averaged.pt";
+  const RunValidation::Report report = validation_.measure(averaged.model, /*monitors=*/false);
+  const Scores& result = report.summary.mean;
+  const fs::path output = env_.dir / "averaged.pt";
   save_checkpoint(output, averaged.config, averaged.model, averaged.tokenizer, averaged.state);
   const auto first = read_checkpoint_state(files.front()).step;
-  const auto or_null = [](double v) {
-    return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
-  };
   // A budget too short for its window (the model still improving fast over it) averages in
   // weaker weights: then the final weights, validated at this step, are the better model. The
   // average is still written (what it is, is the same whatever it scores).
-  const bool validated_now = window_->last_validated == state_.step;
-  const bool worse = validated_now && result.loss > window_->last_valid_loss;
-  log_->metrics({{"kind", "averaged"},
-                 {"step", state_.step},
-                 {"snapshots", files.size()},
-                 {"first_step", first},
-                 {"loss", result.loss},
-                 {"ppl", result.perplexity},
-                 {"bleu", or_null(result.bleu)},
-                 {"chrf", or_null(result.chrf)},
-                 {"better_than_final", validated_now ? nlohmann::json(!worse) : nlohmann::json()},
-                 {"seconds", result.seconds}});
-  log_->line("averaged " + std::to_string(files.size()) + " snapshot(s), steps " +
-             std::to_string(first) + " to " + std::to_string(averaged.state.step) + ", into " +
-             output.string() + " | valid loss " + fixed(result.loss, 4) +
-             (std::isnan(result.bleu) ? "" : " | BLEU " + fixed(result.bleu, 2)) + " | " +
-             fixed(result.seconds, 1) + " s");
+  const bool validated_now = validation_.last_step == state_.step;
+  const bool worse = validated_now && result.loss() > validation_.last_loss;
+  validation_.record(
+      {{"kind", "averaged"},
+       {"step", state_.step},
+       {"snapshots", files.size()},
+       {"first_step", first},
+       {"better_than_final", validated_now ? nlohmann::json(!worse) : nlohmann::json()}},
+      "averaged " + std::to_string(files.size()) + " snapshot(s), steps " + std::to_string(first) +
+          " to " + std::to_string(averaged.state.step) + ", into " + output.string(),
+      report, "");
   if (worse) {
-    log_->line("averaging: the average validates worse than the final weights (loss " +
-               fixed(result.loss, 4) + " against " + fixed(window_->last_valid_loss, 4) +
-               "): the run is still improving fast over its last " +
-               fixed(100.0 * config_.train.average_window, 0) +
-               "%, so best.pt is the better model (scripts/run.sh evaluates it)");
+    log.line("averaging: the average validates worse than the final weights (loss " +
+             fixed(result.loss(), 4) + " against " + fixed(validation_.last_loss, 4) +
+             "): the run is still improving fast over its last " +
+             fixed(100.0 * env_.config.train.average_window, 0) +
+             "%, so best.pt is the better model (scripts/run.sh evaluates it)");
   }
 }
 
@@ -300,12 +248,6 @@ void Trainer::Impl::check_stop(TrainSummary& summary) {
   agree_stop(summary);
 }
 
-void Trainer::Impl::say(const std::string& text) {
-  if (!window_->bar) return log_->line(text);
-  log_->line(text, /*console=*/false);
-  window_->bar->message(text);
-}
-
 bool Trainer::Impl::limit_reached(TrainSummary& summary) {
   const std::string reason = scheduler_.limit_reached(state_);
   if (!reason.empty()) summary.stop_reason = reason;
@@ -314,73 +256,56 @@ bool Trainer::Impl::limit_reached(TrainSummary& summary) {
 }
 
 void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
-  if (!comm_->is_main()) {  // rank 0 alone validates; agree_stop passes on its decision
-    window_->last_validated = state_.step;
-    return;
-  }
-  const auto or_null = [](double v) {
-    return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
-  };
-  const EmaWeightsIn average(ema_.get());  // validated and saved with train.ema_decay
-  const ValidationSummary validation =
-      validate_sets(model_, *tokenizer_, valids_, config_, device_);
-  const ValidationResult& result = validation.mean;
+  validation_.last_step = state_.step;
+  if (!env_.comm->is_main()) return;  // rank 0 alone validates; agree_stop passes on its decision
+  const EmaWeightsIn average(step_.ema.get());  // validated and saved with train.ema_decay
+  const RunValidation::Report report = validation_.measure(step_.model, /*monitors=*/true);
+  step_.model->train();
+  const Scores& result = report.summary.mean;
+  validation_.last_loss = result.loss();
+  const Scheduler::Verdict verdict =
+      scheduler_.judge(result.metric(env_.config.train.metric), state_);
   // The 1-based epoch these weights are in, as in the train records: at an epoch's end the one
   // just finished, inside one (validate_every, a limit reached mid-epoch) the one under way.
   const int64_t epoch_of_weights = state_.batch_in_epoch > 0 ? state_.epoch + 1 : state_.epoch;
   nlohmann::json record = {{"kind", "valid"},
                            {"step", state_.step},
                            {"epoch", epoch_of_weights},
-                           {"loss", result.loss},
-                           {"ppl", result.perplexity},
-                           {"bleu", or_null(result.bleu)},
-                           {"chrf", or_null(result.chrf)}};
-  std::string monitored;
-  const auto add = [&](const std::string& name, const ValidationResult& other) {
-    record["bleu_" + name] = or_null(other.bleu);
-    record["chrf_" + name] = or_null(other.chrf);
-    record["loss_" + name] = other.loss;
-    monitored += " | " + name +
-                 (std::isnan(other.bleu) ? " loss " + fixed(other.loss, 4)
-                                         : " BLEU " + fixed(other.bleu, 2));
-  };
-  // Several pairs: each validation set's own numbers too (the record's loss/bleu/chrf and the
-  // best checkpoint are their mean).
-  if (valids_.size() > 1) {
-    for (size_t i = 0; i < valids_.size(); ++i) add(valids_[i].name, validation.each[i]);
-  }
-  for (const auto& set : monitors_)
-    add(set.name, validate(model_, *tokenizer_, set, config_, device_));
-  model_->train();
-  window_->last_validated = state_.step;
-  window_->last_valid_loss = result.loss;
-  const double metric = result.metric(config_.train.metric);
-  const Scheduler::Verdict verdict = scheduler_.judge(metric, state_);
-  const bool best = verdict.best;
-  if (ema_) record["weights"] = "ema";
-  record["seconds"] = result.seconds;
-  record["elapsed_s"] = state_.train_seconds;
-  log_->metrics(record);
-  say("valid step " + std::to_string(state_.step) + " | loss " + fixed(result.loss, 4) + " | ppl " +
-      fixed(result.perplexity, 2) +
-      (std::isnan(result.bleu)
-           ? ""
-           : " | BLEU " + fixed(result.bleu, 2) + " | chrF " + fixed(result.chrf, 2)) +
-      monitored + " | " + fixed(result.seconds, 1) + " s" + (ema_ ? " | EMA weights" : "") +
-      (best ? " | new best" : ""));
+                           {"elapsed_s", state_.train_seconds}};
+  if (step_.ema) record["weights"] = "ema";
+  validation_.record(
+      std::move(record), "valid step " + std::to_string(state_.step), report,
+      std::string(step_.ema ? " | EMA weights" : "") + (verdict.best ? " | new best" : ""));
   if (!verdict.stop_reason.empty()) {
     stop_ = true;
     summary.stop_reason = verdict.stop_reason;
   }
-  save_validation_checkpoints(best, final);
+  save_validation_checkpoints(verdict.best, final);
 }
 
 void Trainer::Impl::save_validation_checkpoints(bool best, bool final) {
   // A limit can land a few steps after a validation (an epoch's end, then one more step): the
   // final weights then replace that checkpoint. "A few": under a tenth of the interval.
   const int64_t interval = scheduler_.validation_interval(
-      window_->epoch_batches, config_.train.accum_steps * comm_->size());
+      data_.epoch_batches, env_.config.train.accum_steps * env_.comm->size());
   keeper_.after_validation(state_.step, best, final ? interval / 10 : 0);
+}
+
+void Trainer::Impl::agree_stop(TrainSummary& summary) {
+  WorldComm& comm = *env_.comm;
+  if (comm.size() == 1) return;
+  auto flags = at::zeros({2}, at::kDouble);
+  flags[0] = summary.interrupted ? 1.0 : 0.0;
+  flags[1] = comm.is_main() && stop_ ? 1.0 : 0.0;  // limits, early stopping
+  comm.allreduce_sum(flags, "step " + std::to_string(state_.step) + ": agreeing to go on");
+  if (flags[0].item<double>() > 0 && !summary.interrupted) {  // another rank's SIGINT/SIGTERM
+    stop_ = summary.interrupted = true;
+    summary.stop_reason = "interrupted";
+  }
+  if (flags[1].item<double>() > 0 && !stop_) {
+    stop_ = true;
+    summary.stop_reason = "stopped by rank 0";
+  }
 }
 
 }  // namespace nmt

@@ -79,39 +79,42 @@ int64_t cut_shards(const PairsView& pairs, const std::vector<std::vector<size_t>
 
 }  // namespace
 
-double Trainer::Impl::train_step(const std::vector<std::vector<size_t>>& group) {
-  const size_t workers = workers_ ? size_t(workers_->size()) : 1;
-  const bool several = comm_->size() > 1;
-  const auto accum = size_t(config_.train.accum_steps);
+StepStats TrainStep::run(const std::vector<std::vector<size_t>>& group, const TrainingData& data,
+                         const TrainingState& state, RunClock& clock) {
+  const Config& config = env_.config;
+  WorldComm& comm = *env_.comm;
+  const size_t worker_count = workers ? size_t(workers->size()) : 1;
+  const bool several = comm.size() > 1;
+  const auto accum = size_t(config.train.accum_steps);
   // This rank's batches: slots [rank * accum, (rank + 1) * accum) of the step's group.
-  const size_t begin = std::min(group.size(), size_t(comm_->rank()) * accum);
+  const size_t begin = std::min(group.size(), size_t(comm.rank()) * accum);
   const std::pair<size_t, size_t> mine{
       begin, several ? std::min(group.size(), begin + accum) : group.size()};
   // Dropout: one seed per (slot of the step, worker), drawn by every rank in that order, so
   // that a batch's masks depend on its slot alone and W processes with accum_steps a train as
   // one process with accum_steps W·a. One batch on one worker draws from the default generator.
   std::vector<uint64_t> seeds;
-  if (workers > 1 || accum * size_t(comm_->size()) > 1) {
-    for (size_t i = 0; i < group.size() * workers; ++i) seeds.push_back(draw_dropout_seed());
+  if (worker_count > 1 || accum * size_t(comm.size()) > 1) {
+    for (size_t i = 0; i < group.size() * worker_count; ++i) seeds.push_back(draw_dropout_seed());
   }
-  std::vector<std::vector<Shard>> shards(workers);
-  double rank_flops = 0.0;
-  const int64_t tokens = cut_shards(epoch_pairs(), group, mine, config_, shards,
-                                    several ? rank_flops : window_->run_flops);
-  window_->run_tokens += tokens;
-  clear_gradients(*optimizer_);
-  std::vector<double> losses(workers, 0.0), nlls(workers, 0.0);
+  std::vector<std::vector<Shard>> shards(worker_count);
+  StepStats stats;
+  stats.tokens = cut_shards(data.pairs(), group, mine, config, shards, stats.flops);
+  clear_gradients(*optimizer);
+  std::vector<double> losses(worker_count, 0.0), nlls(worker_count, 0.0);
   // Several workers: their gradients are added in worker order (data_parallel.h).
   std::optional<WorkerGradients> worker_grads;
-  if (workers > 1) worker_grads.emplace(model_->parameters(), int64_t(workers));
+  if (worker_count > 1) worker_grads.emplace(model->parameters(), int64_t(worker_count));
   const auto run_shards = [&](size_t w) {
     for (const auto& shard : shards[w]) {
       std::optional<DropoutSeedScope> dropout_seeds;
-      if (!seeds.empty()) dropout_seeds.emplace(seeds[shard.slot * workers + w]);
+      if (!seeds.empty()) dropout_seeds.emplace(seeds[shard.slot * worker_count + w]);
       // On a GPU, at::dropout draws from the device's generator: the same seed there too.
-      if (!seeds.empty()) seed_accelerator_generator(device_, seeds[shard.slot * workers + w]);
-      const auto sums = batch_loss(model_, shard.batch.to(device_), config_.train, device_);
-      const auto mean = sums.loss / double(tokens);  // mean over every target token of the step
+      if (!seeds.empty())
+        seed_accelerator_generator(env_.device, seeds[shard.slot * worker_count + w]);
+      const auto sums = batch_loss(model, shard.batch.to(env_.device), config.train, env_.device);
+      const auto mean =
+          sums.loss / double(stats.tokens);  // mean over every target token of the step
       if (worker_grads) {
         worker_grads->backward(int64_t(w), mean);
       } else {
@@ -121,83 +124,67 @@ double Trainer::Impl::train_step(const std::vector<std::vector<size_t>>& group) 
       nlls[w] += sums.nll.item<double>();
     }
   };
-  if (workers > 1) {
-    workers_->run([&](int64_t w) { run_shards(size_t(w)); });
+  if (worker_count > 1) {
+    workers->run([&](int64_t w) { run_shards(size_t(w)); });
     worker_grads->write_sum();
   } else {
     run_shards(0);
   }
-  std::vector<double> sums{0.0, 0.0, rank_flops};  // loss, nll, flops of this rank
-  for (size_t w = 0; w < workers; ++w) {           // summed in worker order: the same every run
+  std::vector<double> sums{0.0, 0.0, stats.flops};  // loss, nll, flops of this rank
+  for (size_t w = 0; w < worker_count; ++w) {       // summed in worker order: the same every run
     sums[0] += losses[w];
     sums[1] += nlls[w];
-    if (!several) window_->nll_sum += nlls[w];
   }
-  if (several) {
-    reduce_step(sums);
-    window_->nll_sum += sums[1];
-    window_->run_flops += sums[2];
-  }
-  const double loss_sum = sums[0];
-  if (!std::isfinite(loss_sum)) {
-    throw Error("non-finite training loss at step " + std::to_string(state_.step + 1) +
+  if (several) stats.comm_seconds = reduce(sums, state.step + 1, clock);
+  stats.loss_sum = sums[0];
+  stats.nll_sum = sums[1];
+  stats.flops = sums[2];
+  if (!std::isfinite(stats.loss_sum)) {
+    throw Error("non-finite training loss at step " + std::to_string(state.step + 1) +
                 ": training stopped without saving; the last good checkpoint is " +
-                (run_dir_ / "last.pt").string() +
+                (env_.dir / "last.pt").string() +
                 ". Lower train.lr, raise train.warmup or use train.precision=fp32");
   }
-  const double grad_scale = clip_scale(model_->parameters(), config_.train.clip_norm);
-  const double epochs =
-      double(state_.epoch) + double(state_.batch_in_epoch + int64_t(group.size())) /
-                                 double(std::max<int64_t>(window_->epoch_batches, 1));
-  const double elapsed = several ? window_->agreed_elapsed : window_->elapsed();
-  const double progress_after = budget_progress(config_.train, state_.step + 1, elapsed, epochs);
-  const double lr = learning_rate(config_.train, state_.step + 1, progress_after);
-  if (const double share = config_.train.warmup.share();
-      share > 0 && progress_after >= share && progress() < share) {
-    log_->line("warmup: the peak learning rate at step " + std::to_string(state_.step + 1) + ", " +
-               config_.train.warmup.text() + " of the budget (" + describe_budget(config_.train) +
-               ": about " +
-               std::to_string(int64_t(std::llround(double(state_.step + 1) / progress_after))) +
-               " steps at the rate so far)");
+  const double grad_scale = clip_scale(model->parameters(), config.train.clip_norm);
+  const auto epochs_after = [&](int64_t batches) {
+    return double(state.epoch) + double(state.batch_in_epoch + batches) /
+                                     double(std::max<int64_t>(data.epoch_batches, 1));
+  };
+  const double elapsed = several ? clock.agreed : clock.elapsed();
+  const double progress_after =
+      budget_progress(config.train, state.step + 1, elapsed, epochs_after(int64_t(group.size())));
+  stats.lr = learning_rate(config.train, state.step + 1, progress_after);
+  if (const double share = config.train.warmup.share(); share > 0 && progress_after >= share) {
+    const double epochs_before = data.epoch_batches > 0 ? epochs_after(0) : double(state.epoch);
+    if (budget_progress(config.train, state.step, state.train_seconds, epochs_before) < share) {
+      env_.log->line(
+          "warmup: the peak learning rate at step " + std::to_string(state.step + 1) + ", " +
+          config.train.warmup.text() + " of the budget (" + describe_budget(config.train) +
+          ": about " +
+          std::to_string(int64_t(std::llround(double(state.step + 1) / progress_after))) +
+          " steps at the rate so far)");
+    }
   }
-  window_->lr = lr;
-  for (auto& group_options : optimizer_->param_groups()) group_options.options().set_lr(lr);
-  optimizer_step(*optimizer_, grad_scale);
-  if (ema_) ema_->update(state_.step + 1);
-  window_->loss_sum += loss_sum;
-  window_->tokens += tokens;
-  return loss_sum / double(tokens);
+  for (auto& group_options : optimizer->param_groups()) group_options.options().set_lr(stats.lr);
+  optimizer_step(*optimizer, grad_scale);
+  if (ema) ema->update(state.step + 1);
+  return stats;
 }
 
-void Trainer::Impl::reduce_step(std::vector<double>& sums) {
-  const std::string step = "step " + std::to_string(state_.step + 1);
+double TrainStep::reduce(std::vector<double>& sums, int64_t step, RunClock& clock) {
+  WorldComm& comm = *env_.comm;
+  const std::string name = "step " + std::to_string(step);
   const auto start = Clock::now();
-  allreduce_gradients(*comm_, model_->parameters(), step + ": gradient allreduce");
-  sums.push_back(comm_->is_main() ? window_->elapsed() : 0.0);  // rank 0's clock for everyone
+  allreduce_gradients(comm, model->parameters(), name + ": gradient allreduce");
+  sums.push_back(comm.is_main() ? clock.elapsed() : 0.0);  // rank 0's clock for everyone
   auto values = at::tensor(sums, at::kDouble);
-  comm_->allreduce_sum(values, step + ": sums of the loss");
+  comm.allreduce_sum(values, name + ": sums of the loss");
   const auto reduced = values.accessor<double, 1>();
   for (size_t i = 0; i < sums.size(); ++i) sums[i] = reduced[int64_t(i)];
-  window_->agreed_elapsed = sums.back();
+  clock.agreed = sums.back();
   sums.pop_back();
   // Waiting for the slowest rank is part of it: that is what a step pays for the collectives.
-  window_->run_comm_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-void Trainer::Impl::agree_stop(TrainSummary& summary) {
-  if (comm_->size() == 1) return;
-  auto flags = at::zeros({2}, at::kDouble);
-  flags[0] = summary.interrupted ? 1.0 : 0.0;
-  flags[1] = comm_->is_main() && stop_ ? 1.0 : 0.0;  // limits, early stopping
-  comm_->allreduce_sum(flags, "step " + std::to_string(state_.step) + ": agreeing to go on");
-  if (flags[0].item<double>() > 0 && !summary.interrupted) {  // another rank's SIGINT/SIGTERM
-    stop_ = summary.interrupted = true;
-    summary.stop_reason = "interrupted";
-  }
-  if (flags[1].item<double>() > 0 && !stop_) {
-    stop_ = true;
-    summary.stop_reason = "stopped by rank 0";
-  }
+  return RunClock::since(start);
 }
 
 }  // namespace nmt

@@ -1,13 +1,24 @@
 #include "train/validation.h"
 
 #include <chrono>
+#include <limits>
 
+#include "core/error.h"
 #include "core/precision.h"
 #include "decode/evaluation.h"
 #include "decode/translator.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "model/quantize.h"
 
 namespace nmt {
+
+double Scores::get(const std::string& key) const {
+  for (const auto& [name, value] : values) {
+    if (name == key) return value;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 bool improves(Metric metric, double candidate, double best) {
   if (std::isnan(candidate)) return false;
@@ -23,12 +34,91 @@ ScoringOptions validation_scoring(const Config& config, const std::string& tgt_l
   return scoring;
 }
 
-ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
-                          const Config& config, const at::Device& device,
-                          const std::string& tgt_lang) {
-  const std::string target = tgt_lang.empty() ? config.data.tgt_lang : tgt_lang;
+const std::vector<std::string>& ValidationPass::hypotheses() {
+  if (hypotheses_) return *hypotheses_;
+  DecodeConfig greedy = config_.decode.plain_search(1);
+  greedy.max_len_offset = config_.train.valid_max_len_offset;
+  Translator translator(model_, tokenizer_, greedy, device_);
+  translator.set_log(nullptr);
+  if (packed_) translator.set_workers(at::get_num_threads());
+  translator.set_language(LanguageTags(config_.data, tokenizer_), set_.tgt_lang);
+  hypotheses_.emplace();
+  for (const auto& result : translator.translate(set_.split.src_text)) {
+    if (!result.ok()) throw Error(*result.error);
+    hypotheses_->push_back(result.best());
+  }
+  return *hypotheses_;
+}
+
+namespace {
+
+/// Teacher-forced loss (nats per target token, no smoothing) and its perplexity.
+class LossValidator : public Validator {
+ public:
+  std::vector<ScoreSpec> specs() const override { return {{"loss", "loss", 4}, {"ppl", "ppl", 2}}; }
+  std::vector<double> measure(ValidationPass& pass) const override {
+    const double loss = teacher_forced_loss(pass.model(), pass.set().split.examples,
+                                            pass.config().decode.batch_tokens, pass.device())
+                            .loss();
+    return {loss, std::exp(loss)};
+  }
+};
+
+/// A corpus score of the greedy translations against the references, as `score` computes it.
+class TranslationScoreValidator : public Validator {
+ public:
+  using ScoreFn = double (*)(const std::vector<std::string>& hypotheses,
+                             const std::vector<std::string>& references,
+                             const ScoringOptions& scoring);
+  TranslationScoreValidator(ScoreSpec spec, ScoreFn score)
+      : spec_(std::move(spec)), score_(score) {}
+  std::vector<ScoreSpec> specs() const override { return {spec_}; }
+  std::vector<double> measure(ValidationPass& pass) const override {
+    return {score_(pass.hypotheses(), pass.set().split.tgt_text, pass.scoring())};
+  }
+
+ private:
+  ScoreSpec spec_;
+  ScoreFn score_;
+};
+
+/// Corpus BLEU (sacreBLEU, train.bleu_tokenize).
+double bleu_score(const std::vector<std::string>& hypotheses,
+                  const std::vector<std::string>& references, const ScoringOptions& scoring) {
+  return corpus_bleu(hypotheses, references, scoring.lowercase, scoring.bleu_tokenizer()).score;
+}
+
+/// Corpus chrF2.
+double chrf_score(const std::vector<std::string>& hypotheses,
+                  const std::vector<std::string>& references, const ScoringOptions& scoring) {
+  return corpus_chrf(hypotheses, references, scoring.lowercase, scoring.chrf_word_order).score;
+}
+
+}  // namespace
+
+Validators make_validators(const TrainConfig& config) {
+  Validators validators;
+  validators.push_back(std::make_unique<LossValidator>());
+  if (config.valid_bleu) {
+    validators.push_back(
+        std::make_unique<TranslationScoreValidator>(ScoreSpec{"bleu", "BLEU", 2}, bleu_score));
+    validators.push_back(
+        std::make_unique<TranslationScoreValidator>(ScoreSpec{"chrf", "chrF", 2}, chrf_score));
+  }
+  return validators;
+}
+
+std::vector<ScoreSpec> specs_of(const Validators& validators) {
+  std::vector<ScoreSpec> specs;
+  for (const auto& validator : validators) {
+    for (auto& spec : validator->specs()) specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+Scores validate(Seq2Seq& model, const Tokenizer& tokenizer, const ValidationSet& set,
+                const Config& config, const at::Device& device, const Validators& validators) {
   const auto start = std::chrono::steady_clock::now();
-  ValidationResult result;
   model->eval();
   // In the training precision: bf16 greedy decoding is faster than fp32 on CPU, and it scores
   // the model as it is trained (search keeps its log-probabilities in float32).
@@ -38,49 +128,47 @@ ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const Enco
   // one single-threaded decoding worker per thread, as nmt translate decodes.
   const PackedWhileDecoding packed(model,
                                    device.is_cpu() && !InheritedAutocast::State::current().cpu);
-  if (config.train.valid_bleu) {
-    // Validation BLEU is always greedy (fast, comparable), whatever decode.* asks for.
-    DecodeConfig greedy = config.decode.plain_search(1);
-    greedy.max_len_offset = config.train.valid_max_len_offset;
-    Translator translator(model, tokenizer, greedy, device);
-    translator.set_log(nullptr);
-    if (packed.packed()) translator.set_workers(at::get_num_threads());
-    translator.set_language(LanguageTags(config.data, tokenizer), target);
-    const auto report = evaluate_parallel(translator, ParallelText{split.src_text, split.tgt_text},
-                                          validation_scoring(config, target));
-    result.loss = report.loss.loss();
-    result.bleu = report.scores.bleu.score;
-    result.chrf = report.scores.chrf.score;
-  } else {
-    result.loss =
-        teacher_forced_loss(model, split.examples, config.decode.batch_tokens, device).loss();
+  ValidationPass pass(model, tokenizer, set, config, device, packed.packed());
+  Scores scores;
+  for (const auto& validator : validators) {
+    const auto specs = validator->specs();
+    const auto values = validator->measure(pass);
+    TORCH_CHECK(values.size() == specs.size(), "a validator gave ", values.size(), " values for ",
+                specs.size(), " specs");
+    for (size_t i = 0; i < specs.size(); ++i) scores.values.emplace_back(specs[i].key, values[i]);
   }
-  result.perplexity = std::exp(result.loss);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+  scores.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return scores;
+}
+
+Scores validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
+                const Config& config, const at::Device& device, const std::string& tgt_lang) {
+  const ValidationSet set{"val", tgt_lang.empty() ? config.data.tgt_lang : tgt_lang, split};
+  return validate(model, tokenizer, set, config, device, make_validators(config.train));
 }
 
 ValidationSummary validate_sets(Seq2Seq& model, const Tokenizer& tokenizer,
                                 const std::vector<ValidationSet>& sets, const Config& config,
-                                const at::Device& device) {
+                                const at::Device& device, const Validators& validators) {
   ValidationSummary summary;
   for (const auto& set : sets) {
-    summary.each.push_back(validate(model, tokenizer, set, config, device));
+    summary.each.push_back(validate(model, tokenizer, set, config, device, validators));
   }
   if (summary.each.size() == 1) {
     summary.mean = summary.each.front();
     return summary;
   }
-  ValidationResult& mean = summary.mean;
-  mean.loss = mean.bleu = mean.chrf = 0.0;
+  Scores& mean = summary.mean;
   const auto n = static_cast<double>(summary.each.size());
+  for (const auto& [key, value] : summary.each.front().values) mean.values.emplace_back(key, 0.0);
   for (const auto& one : summary.each) {
-    mean.loss += one.loss / n;
-    mean.bleu += one.bleu / n;  // NaN (no BLEU) stays NaN
-    mean.chrf += one.chrf / n;
+    for (auto& [key, sum] : mean.values) sum += one.get(key) / n;  // NaN stays NaN
     mean.seconds += one.seconds;
   }
-  mean.perplexity = std::exp(mean.loss);
+  // Perplexity is not a mean: that of the mean loss.
+  for (auto& [key, value] : mean.values) {
+    if (key == "ppl") value = std::exp(mean.loss());
+  }
   return summary;
 }
 

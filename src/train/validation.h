@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -14,16 +17,23 @@
 
 namespace nmt {
 
-/// One validation: teacher-forced loss/perplexity and, if asked, BLEU of greedy translations.
-struct ValidationResult {
-  double loss = 0.0;                                       ///< nats per target token (no smoothing)
-  double perplexity = 0.0;                                 ///< exp(loss)
-  double bleu = std::numeric_limits<double>::quiet_NaN();  ///< corpus BLEU (sacreBLEU 13a), or NaN
-  double chrf = std::numeric_limits<double>::quiet_NaN();  ///< corpus chrF2, or NaN
-  double seconds = 0.0;                                    ///< wall-clock of the validation
+/// One value a validator measures: its key in metrics.jsonl ("loss", "bleu"), its label in the
+/// log line ("loss", "BLEU") and the decimals shown there.
+struct ScoreSpec {
+  std::string key;
+  std::string label;
+  int digits = 2;
+};
 
-  /// The value of `metric`.
-  double metric(Metric name) const { return name == Metric::kBleu ? bleu : loss; }
+/// One validation's named values, in the order the validators gave them, and its wall-clock.
+struct Scores {
+  std::vector<std::pair<std::string, double>> values;
+  double seconds = 0.0;
+
+  /// The value of `key`; NaN when this validation did not measure it.
+  double get(const std::string& key) const;
+  double loss() const { return get("loss"); }  ///< nats per target token (no smoothing)
+  double metric(Metric name) const { return get(choice_name(name)); }
 };
 
 /// True if `candidate` beats `best` for `metric` (NaN `best` = nothing yet).
@@ -41,26 +51,77 @@ struct ValidationSet {
   EncodedSplit split;
 };
 
-/// Validates `model` on `split`, whose target language is `tgt_lang` ("" = data.tgt_lang), under
-/// train.precision (the model is left in eval() mode; the caller switches back).
-ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
-                          const Config& config, const at::Device& device,
-                          const std::string& tgt_lang = "");
-inline ValidationResult validate(Seq2Seq& model, const Tokenizer& tokenizer,
-                                 const ValidationSet& set, const Config& config,
-                                 const at::Device& device) {
-  return validate(model, tokenizer, set.split, config, device, set.tgt_lang);
-}
+/// What validators read: the model and one validation set, with the model's greedy
+/// translations of the set's sources, decoded once for every validator that asks.
+class ValidationPass {
+ public:
+  /// All references must outlive the pass.
+  ValidationPass(Seq2Seq& model, const Tokenizer& tokenizer, const ValidationSet& set,
+                 const Config& config, const at::Device& device, bool packed)
+      : model_(model),
+        tokenizer_(tokenizer),
+        set_(set),
+        config_(config),
+        device_(device),
+        packed_(packed) {}
 
-/// Every set's result and their mean: loss, BLEU and chrF averaged over the sets (perplexity =
-/// exp of the mean loss, seconds summed); what best checkpoints and early stopping read. One
-/// set: its own result.
+  Seq2Seq& model() const { return model_; }
+  const ValidationSet& set() const { return set_; }
+  const Config& config() const { return config_; }
+  const at::Device& device() const { return device_; }
+  /// How BLEU and chrF score this set (validation_scoring).
+  ScoringOptions scoring() const { return validation_scoring(config_, set_.tgt_lang); }
+  /// Greedy translations of the set's sources, in order (validation BLEU is always greedy:
+  /// fast and comparable, whatever decode.* asks for); decoded on the first call.
+  const std::vector<std::string>& hypotheses();
+
+ private:
+  Seq2Seq& model_;
+  const Tokenizer& tokenizer_;
+  const ValidationSet& set_;
+  const Config& config_;
+  const at::Device& device_;
+  bool packed_;  ///< the weights are packed for decoding: one decoding worker per thread
+  std::optional<std::vector<std::string>> hypotheses_;
+};
+
+/// One validation metric: the values it measures on a pass (a new metric is a new Validator
+/// and one line in make_validators; the record and the log line follow from its specs).
+class Validator {
+ public:
+  virtual ~Validator() = default;
+  virtual std::vector<ScoreSpec> specs() const = 0;
+  /// The values of specs(), in their order.
+  virtual std::vector<double> measure(ValidationPass& pass) const = 0;
+};
+
+using Validators = std::vector<std::unique_ptr<Validator>>;
+
+/// The validators train.* asks for: the teacher-forced loss and perplexity always, BLEU and
+/// chrF of greedy translations with train.valid_bleu.
+Validators make_validators(const TrainConfig& config);
+
+/// Every validator's specs, in order.
+std::vector<ScoreSpec> specs_of(const Validators& validators);
+
+/// Validates `model` on `set` with `validators` under train.precision (the model is left in
+/// eval() mode; the caller switches back).
+Scores validate(Seq2Seq& model, const Tokenizer& tokenizer, const ValidationSet& set,
+                const Config& config, const at::Device& device, const Validators& validators);
+/// With make_validators(config.train), on `split` translating into `tgt_lang` ("" =
+/// data.tgt_lang).
+Scores validate(Seq2Seq& model, const Tokenizer& tokenizer, const EncodedSplit& split,
+                const Config& config, const at::Device& device, const std::string& tgt_lang = "");
+
+/// Every set's scores and their mean: each value averaged over the sets, except perplexity,
+/// exp of the mean loss (seconds summed); what best checkpoints and early stopping read. One
+/// set: its own scores.
 struct ValidationSummary {
-  ValidationResult mean;
-  std::vector<ValidationResult> each;  ///< one per set, in order
+  Scores mean;
+  std::vector<Scores> each;  ///< one per set, in order
 };
 ValidationSummary validate_sets(Seq2Seq& model, const Tokenizer& tokenizer,
                                 const std::vector<ValidationSet>& sets, const Config& config,
-                                const at::Device& device);
+                                const at::Device& device, const Validators& validators);
 
 }  // namespace nmt
