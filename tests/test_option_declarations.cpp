@@ -1,5 +1,6 @@
-// core/option.h: a decode key is declared once, in DecodeConfig::fields, and the command line, the
-// server's requests and the range checks follow from that declaration. These tests go over every
+// core/option.h: a key is declared once, in its section's fields(), and the range checks (every
+// section) and for decode keys the command line and the server's requests follow from that
+// declaration. These tests go over every
 // key, so a new key is covered without a line here: its flag is in `translate --help`, a request
 // may set it exactly when it says so, and its declared range is enforced.
 #include <gtest/gtest.h>
@@ -66,17 +67,18 @@ TEST(OptionDeclarations, RequestsSetExactlyTheKeysDeclaredForThem) {
   EXPECT_GE(settable, 6);
 }
 
-// Every declared range is enforced by validate(), naming the key: just below the minimum and
-// just above the maximum are refused, the bounds themselves are not.
-TEST(OptionDeclarations, DeclaredRangesAreEnforcedNamingTheKey) {
+/// Checks the declared ranges of `section` (its keys are `prefix`.key); returns how many.
+template <class Section>
+int check_declared_ranges(const std::string& prefix, Section section) {
   int ranged = 0;
-  DecodeConfig().fields([&](const char* key, auto& field, const Option& option) {
+  section.fields([&](const char* key, auto& field, auto&&... declared) {
     using T = std::decay_t<decltype(field)>;
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (sizeof...(declared) == 1 && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const Option& option = (declared, ...);
       if (option.min == -Option::kNone) return;
       ++ranged;
       const double step = std::is_integral_v<T> ? 1.0 : 0.001;
-      const std::string name = "decode." + std::string(key);
+      const std::string name = prefix + "." + std::string(key);
       for (const double bad : {option.min - step, option.max + step}) {
         if (bad == Option::kNone) continue;
         Config config;
@@ -84,12 +86,32 @@ TEST(OptionDeclarations, DeclaredRangesAreEnforcedNamingTheKey) {
             [&] { apply_overrides(config, {name + "=" + nlohmann::json(T(bad)).dump()}); },
             name + " = ");
       }
-      Config config;
-      EXPECT_NO_THROW(apply_overrides(config, {name + "=" + nlohmann::json(T(option.min)).dump()}))
-          << name;
+      // The bound itself passes its own check (another key's rule may still object to it).
+      for (const double bound : {option.min, option.max}) {
+        if (bound == Option::kNone) continue;
+        Config config;
+        try {
+          apply_overrides(config, {name + "=" + nlohmann::json(T(bound)).dump()});
+        } catch (const Error& e) {
+          EXPECT_EQ(std::string(e.what()).find(name + " = " + nlohmann::json(T(bound)).dump() +
+                                               " is out of range"),
+                    std::string::npos)
+              << e.what();
+        }
+      }
     }
   });
-  EXPECT_GE(ranged, 8);
+  return ranged;
+}
+
+// Every declared range, in every section, is enforced by validate() naming the key: just below
+// the minimum and just above the maximum are refused, the bounds themselves are not.
+TEST(OptionDeclarations, DeclaredRangesAreEnforcedNamingTheKey) {
+  EXPECT_GE(check_declared_ranges("decode", DecodeConfig()), 8);
+  EXPECT_GE(check_declared_ranges("model", ModelConfig()), 11);
+  EXPECT_GE(check_declared_ranges("data", DataConfig()), 10);
+  EXPECT_GE(check_declared_ranges("data.augment", AugmentConfig()), 4);
+  EXPECT_GE(check_declared_ranges("train", TrainConfig()), 23);
 }
 
 }  // namespace

@@ -7,7 +7,8 @@ Usage:
 The keys and their values come from the binary (`nmt train --config FILE --print-config`, once
 for an empty config, which gives the code's defaults, and once per shipped config); the meanings
 are the doc comments of the fields in src/core/config.h (`///<` after a field, or `///` lines
-before it). The table sits between `<!-- config:begin -->` and `<!-- config:end -->` in
+before it), and the valid values the range each key declares in its section's fields()
+(`.range(min, max)`, core/option.h; the same declaration validate() checks). The table sits between `<!-- config:begin -->` and `<!-- config:end -->` in
 docs/config.md; the text around it is kept. `--check` exits 1 when the committed table differs.
 """
 
@@ -61,6 +62,33 @@ def comments(header):
         else:
             last = None
         pending = []
+    return out
+
+
+def number(text):
+    """A range bound as config.h writes it, shown as a number."""
+    v = float(text)
+    return f"{v:g}"
+
+
+def declared_ranges(header):
+    """{section: {key: "valid: ..."}} from the .range() of each key's fields() declaration."""
+    out = {}
+    text = header.read_text(encoding="utf-8")
+    for m in re.finditer(r"^struct (\w+) \{(.*?)^\};", text, re.S | re.M):
+        section = STRUCTS.get(m.group(1))
+        body = re.search(r"void fields\(F&& f\) \{(.*?)\n  \}", m.group(2), re.S)
+        if section is None or body is None:
+            continue
+        calls = re.split(r'\bf\("', body.group(1))[1:]
+        for call in calls:
+            key = call.split('"', 1)[0]
+            r = re.search(r"\.range\(([^,)]+)(?:,\s*([^)]+))?\)", call)
+            if r:
+                low, high = r.group(1).strip(), r.group(2)
+                out.setdefault(section, {})[key] = (
+                    f"valid: {number(low)} to {number(high.strip())}" if high
+                    else f"valid: at least {number(low)}")
     return out
 
 
@@ -123,6 +151,10 @@ def table(nmt):
         defaults = print_config(nmt, empty.name)
     shipped = [print_config(nmt, ROOT / c) for c in CONFIGS]
     meaning = comments(ROOT / "src" / "core" / "config.h")
+    for section, keys in declared_ranges(ROOT / "src" / "core" / "config.h").items():
+        for key, valid in keys.items():
+            text = meaning.setdefault(section, {}).get(key, "")
+            meaning[section][key] = f"{text} ({valid})" if text else valid
     sections = [s for s in STRUCTS.values() if s in defaults]
     sections += sorted(set(defaults) - set(sections))
     lines = []

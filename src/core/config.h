@@ -131,13 +131,17 @@ struct ModelConfig {
 
   template <class F>
   void fields(F&& f) {
-    f("d_model", d_model), f("n_heads", n_heads), f("encoder_layers", encoder_layers);
-    f("decoder_layers", decoder_layers), f("d_ff", d_ff), f("dropout", dropout);
-    f("attention_dropout", attention_dropout), f("word_dropout", word_dropout);
+    f("d_model", d_model, Option().range(1)), f("n_heads", n_heads, Option().range(1)),
+        f("encoder_layers", encoder_layers, Option().range(1));
+    f("decoder_layers", decoder_layers, Option().range(1)), f("d_ff", d_ff, Option().range(1)),
+        f("dropout", dropout, Option().range(0, 0.99));
+    f("attention_dropout", attention_dropout, Option().range(0, 0.99)),
+        f("word_dropout", word_dropout, Option().range(0, 0.99));
     f("activation", activation), f("norm", norm);
-    f("positions", positions), f("max_len", max_len), f("share_embeddings", share_embeddings);
-    f("tie_output", tie_output), f("src_vocab_size", src_vocab_size);
-    f("tgt_vocab_size", tgt_vocab_size);
+    f("positions", positions), f("max_len", max_len, Option().range(2)),
+        f("share_embeddings", share_embeddings);
+    f("tie_output", tie_output), f("src_vocab_size", src_vocab_size, Option().range(0));
+    f("tgt_vocab_size", tgt_vocab_size, Option().range(0));
   }
   /// Throws nmt::Error naming the first key whose value is out of range.
   void validate() const;
@@ -160,7 +164,9 @@ struct AugmentConfig {
 
   template <class F>
   void fields(F&& f) {
-    f("upper", upper), f("title", title), f("no_final_punct", no_final_punct), f("typos", typos);
+    f("upper", upper, Option().range(0, 1)), f("title", title, Option().range(0, 1)),
+        f("no_final_punct", no_final_punct, Option().range(0, 1)),
+        f("typos", typos, Option().range(0, 1));
   }
   /// Whether any modification is switched on.
   bool any() const { return upper > 0.0 || title > 0.0 || no_final_punct > 0.0 || typos > 0.0; }
@@ -237,13 +243,17 @@ struct DataConfig {
   void fields(F&& f) {
     f("dir", dir), f("src_lang", src_lang), f("tgt_lang", tgt_lang);
     f("train", train), f("valid", valid), f("lang_tag", lang_tag);
-    f("sampling_temperature", sampling_temperature), f("spm_model", spm_model);
-    f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size);
+    f("sampling_temperature", sampling_temperature, Option().range(0.1, 100)),
+        f("spm_model", spm_model);
+    f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size, Option().range(16, 1000000));
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
-    f("character_coverage", character_coverage), f("spm_sentences", spm_sentences);
-    f("spm_characters", spm_characters), f("max_len", max_len);
-    f("batch_tokens", batch_tokens), f("pool_batches", pool_batches), f("seed", seed);
-    f("subword_alpha", subword_alpha), f("subword_nbest", subword_nbest);
+    f("character_coverage", character_coverage, Option().range(0.9, 1)),
+        f("spm_sentences", spm_sentences, Option().range(1));
+    f("spm_characters", spm_characters, Option().range(1)),
+        f("max_len", max_len, Option().range(1));
+    f("batch_tokens", batch_tokens, Option().range(1)),
+        f("pool_batches", pool_batches, Option().range(1)), f("seed", seed, Option().range(0));
+    f("subword_alpha", subword_alpha, Option().range(0, 1)), f("subword_nbest", subword_nbest);
     f("augment", augment);
   }
   void validate() const;
@@ -348,23 +358,32 @@ struct TrainConfig {
 
   template <class F>
   void fields(F&& f) {
-    f("name", name), f("run_dir", run_dir), f("seed", seed), f("device", device);
-    f("threads", threads), f("cpu_workers", cpu_workers), f("precision", precision);
-    f("lr", lr), f("adam_beta1", adam_beta1);
-    f("adam_beta2", adam_beta2), f("adam_eps", adam_eps), f("weight_decay", weight_decay);
+    f("name", name), f("run_dir", run_dir), f("seed", seed, Option().range(0)), f("device", device);
+    f("threads", threads, Option().range(0, 1024)),
+        f("cpu_workers", cpu_workers, Option().range(0, 256)), f("precision", precision);
+    f("lr", lr, Option().range(1e-9, 10)), f("adam_beta1", adam_beta1, Option().range(0, 0.999999));
+    f("adam_beta2", adam_beta2, Option().range(0, 0.999999)),
+        f("adam_eps", adam_eps, Option().range(0, 1)),
+        f("weight_decay", weight_decay, Option().range(0));
     f("weight_decay_on", weight_decay_on);
     f("schedule", schedule), f("warmup", warmup);
-    f("label_smoothing", label_smoothing), f("rdrop_alpha", rdrop_alpha);
-    f("clip_norm", clip_norm);
-    f("accum_steps", accum_steps), f("max_epochs", max_epochs), f("max_steps", max_steps);
-    f("max_minutes", max_minutes), f("log_every", log_every);
-    f("validate_every", validate_every), f("validate_at_start", validate_at_start);
-    f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset),
-        f("bleu_tokenize", bleu_tokenize), f("metric", metric), f("patience", patience);
-    f("keep_checkpoints", keep_checkpoints), f("average_snapshots", average_snapshots);
-    f("average_window", average_window), f("ema_decay", ema_decay);
+    f("label_smoothing", label_smoothing, Option().range(0, 0.99)),
+        f("rdrop_alpha", rdrop_alpha, Option().range(0, 1000));
+    f("clip_norm", clip_norm, Option().range(0));
+    f("accum_steps", accum_steps, Option().range(1)),
+        f("max_epochs", max_epochs, Option().range(0)),
+        f("max_steps", max_steps, Option().range(0));
+    f("max_minutes", max_minutes, Option().range(0)), f("log_every", log_every, Option().range(1));
+    f("validate_every", validate_every, Option().range(0)),
+        f("validate_at_start", validate_at_start);
+    f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset, Option().range(1)),
+        f("bleu_tokenize", bleu_tokenize), f("metric", metric),
+        f("patience", patience, Option().range(0));
+    f("keep_checkpoints", keep_checkpoints, Option().range(0)),
+        f("average_snapshots", average_snapshots, Option().range(0, 1000));
+    f("average_window", average_window, Option().range(0, 1)), f("ema_decay", ema_decay);
     f("monitor_splits", monitor_splits);
-    f("init_keep", init_keep), f("dist_timeout", dist_timeout),
+    f("init_keep", init_keep), f("dist_timeout", dist_timeout, Option().range(1, 86400)),
         f("allow_small_data", allow_small_data);
   }
   void validate() const;

@@ -29,6 +29,24 @@ void check_range(const char* key, double value, double min, double max) {
   }
 }
 
+/// The ranges the keys of `section` declare in its fields() (core/option.h), checked in their
+/// order; `prefix` names the section ("data.augment").
+template <class Section>
+void check_declared_ranges(const std::string& prefix, Section section) {
+  section.fields([&](const char* key, auto& value, auto&&... declared) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (sizeof...(declared) == 1 && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const Option& option = (declared, ...);
+      const std::string name = prefix + "." + key;
+      if (option.max < Option::kNone) {
+        check_range(name.c_str(), static_cast<double>(value), option.min, option.max);
+      } else if (option.min > -Option::kNone) {
+        check_min(name.c_str(), static_cast<double>(value), option.min);
+      }
+    }
+  });
+}
+
 /// Language codes only name files, so any short file-name-safe code will do.
 void check_language(const char* key, const std::string& code) {
   const bool valid =
@@ -63,22 +81,12 @@ void check_spm_models(const DataConfig& data) {
 }  // namespace
 
 void ModelConfig::validate() const {
-  check_min("model.d_model", d_model, 1);
-  check_min("model.n_heads", n_heads, 1);
+  check_declared_ranges("model", *this);
   if (d_model % n_heads != 0) {
     throw Error("model.d_model = " + std::to_string(d_model) +
                 " is not divisible by model.n_heads = " + std::to_string(n_heads) +
                 ": choose n_heads that divides d_model");
   }
-  check_min("model.encoder_layers", encoder_layers, 1);
-  check_min("model.decoder_layers", decoder_layers, 1);
-  check_min("model.d_ff", d_ff, 1);
-  check_range("model.dropout", dropout, 0.0, 0.99);
-  check_range("model.attention_dropout", attention_dropout, 0.0, 0.99);
-  check_range("model.word_dropout", word_dropout, 0.0, 0.99);
-  check_min("model.max_len", max_len, 2);
-  check_min("model.src_vocab_size", src_vocab_size, 0);
-  check_min("model.tgt_vocab_size", tgt_vocab_size, 0);
   if (share_embeddings && src_vocab_size != tgt_vocab_size) {
     throw Error("model.share_embeddings = true needs equal vocabularies, got src_vocab_size = " +
                 std::to_string(src_vocab_size) + " and tgt_vocab_size = " +
@@ -87,10 +95,7 @@ void ModelConfig::validate() const {
 }
 
 void AugmentConfig::validate() const {
-  check_range("data.augment.upper", upper, 0.0, 1.0);
-  check_range("data.augment.title", title, 0.0, 1.0);
-  check_range("data.augment.no_final_punct", no_final_punct, 0.0, 1.0);
-  check_range("data.augment.typos", typos, 0.0, 1.0);
+  check_declared_ranges("data.augment", *this);
   if (upper + title > 1.0) {
     std::ostringstream s;
     s << "data.augment.upper + data.augment.title = " << upper + title
@@ -127,18 +132,9 @@ void DataConfig::validate() const {
         check_language((key + ".tgt_lang").c_str(), (*list)[i].tgt_lang);
     }
   }
-  check_range("data.sampling_temperature", sampling_temperature, 0.1, 100.0);
+  check_declared_ranges("data", *this);
   check_languages(*this);
   check_spm_models(*this);
-  check_range("data.vocab_size", vocab_size, 16, 1000000);
-  check_range("data.character_coverage", character_coverage, 0.9, 1.0);
-  check_min("data.spm_sentences", spm_sentences, 1);
-  check_min("data.spm_characters", spm_characters, 1);
-  check_min("data.max_len", max_len, 1);
-  check_min("data.batch_tokens", batch_tokens, 1);
-  check_min("data.pool_batches", pool_batches, 1);
-  check_min("data.seed", seed, 0);
-  check_range("data.subword_alpha", subword_alpha, 0.0, 1.0);
   if (subword_nbest != -1 && (subword_nbest < 2 || subword_nbest > 512)) {
     throw Error("data.subword_nbest = " + std::to_string(subword_nbest) +
                 " is not valid: use -1 (sample from all segmentations) or 2..512");
@@ -152,44 +148,22 @@ void TrainConfig::validate() const {
     throw Error("train.name is " + std::to_string(name.size()) +
                 " characters long: a run directory's name has at most 255");
   }
-  check_min("train.seed", seed, 0);
+  check_declared_ranges("train", *this);
   if (device != "auto" && device != "cpu" && device.rfind("cuda", 0) != 0) {
     throw Error("train.device = '" + device + "' is not valid: use auto, cpu, cuda or cuda:N");
   }
-  check_range("train.threads", threads, 0, 1024);
-  check_range("train.cpu_workers", cpu_workers, 0, 256);
-  check_range("train.lr", lr, 1e-9, 10.0);
-  check_range("train.adam_beta1", adam_beta1, 0.0, 0.999999);
-  check_range("train.adam_beta2", adam_beta2, 0.0, 0.999999);
-  check_range("train.adam_eps", adam_eps, 0.0, 1.0);
-  check_min("train.weight_decay", weight_decay, 0.0);
-  check_range("train.label_smoothing", label_smoothing, 0.0, 0.99);
-  check_range("train.rdrop_alpha", rdrop_alpha, 0.0, 1000.0);
-  check_min("train.clip_norm", clip_norm, 0.0);
-  check_min("train.accum_steps", accum_steps, 1);
-  check_min("train.max_epochs", max_epochs, 0);
-  check_min("train.max_steps", max_steps, 0);
-  check_min("train.max_minutes", max_minutes, 0.0);
   if (max_epochs == 0 && max_steps == 0 && max_minutes == 0.0) {
     throw Error("train.max_epochs, train.max_steps and train.max_minutes are all 0: set a limit");
   }
-  check_min("train.log_every", log_every, 1);
-  check_min("train.validate_every", validate_every, 0);
-  check_min("train.valid_max_len_offset", valid_max_len_offset, 1);
   if (metric == Metric::kBleu && !valid_bleu) {
     throw Error("train.metric = 'bleu' needs train.valid_bleu = true (or use train.metric = loss)");
   }
-  check_min("train.patience", patience, 0);
-  check_min("train.keep_checkpoints", keep_checkpoints, 0);
-  check_range("train.average_snapshots", average_snapshots, 0, 1000);
-  check_range("train.average_window", average_window, 0.0, 1.0);
   if (!(ema_decay >= 0.0 && ema_decay < 1.0)) {
     std::ostringstream s;
     s << "train.ema_decay = " << ema_decay
       << " is out of range: use 0 (off) or a decay in (0, 1) such as 0.999";
     throw Error(s.str());
   }
-  check_range("train.dist_timeout", dist_timeout, 1.0, 86400.0);
   for (const auto& corpus : monitor_splits) {
     corpus.validate("train.monitor_splits");
     if (corpus.weight != 1.0) {
@@ -204,18 +178,7 @@ std::filesystem::path TrainConfig::resolved_run_dir() const {
 }
 
 void DecodeConfig::validate() const {
-  // The ranges each key declares (fields(), core/option.h); then what depends on the strategy.
-  DecodeConfig(*this).fields([](const char* key, auto& value, const Option& option) {
-    using T = std::decay_t<decltype(value)>;
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-      const std::string name = "decode." + std::string(key);
-      if (option.max < Option::kNone) {
-        check_range(name.c_str(), static_cast<double>(value), option.min, option.max);
-      } else if (option.min > -Option::kNone) {
-        check_min(name.c_str(), static_cast<double>(value), option.min);
-      }
-    }
-  });
+  check_declared_ranges("decode", *this);  // then what depends on the strategy
   if (search == SearchKind::kGreedy && beam != 1) {
     throw Error("decode.beam = " + std::to_string(beam) +
                 " is a beam search's width; decode.search = greedy keeps one hypothesis: use "

@@ -8,10 +8,11 @@ namespace nmt {
 
 /// What a config key declares beside its name and value, where it is declared: in its
 /// section's fields() (`f("beam", beam, Option("N", "beam size (1: greedy)").range(1, 1000)
-/// .request())`). From it come the command-line flag and its help (cli/decode_options.cpp), the
-/// server request field (serve/request.cpp), and the range check (DecodeConfig::validate); the
-/// key's meaning in docs/config.md is its doc comment in config.h. A new option is its field
-/// and its fields() line.
+/// .request())`, `f("lr", lr, Option().range(1e-9, 10))`). From it come the range check of every
+/// section (config_validate.cpp), the valid values in docs/config.md, and for decode keys the
+/// command-line flag and its help (cli/decode_options.cpp) and the server request field
+/// (serve/request.cpp); the key's meaning in docs/config.md is its doc comment in config.h. A
+/// new option is its field and its fields() line.
 struct Option {
   constexpr Option() = default;
   /// A command-line option `--flag VALUE` (the key with '-' for '_' unless flag() renames it).
