@@ -13,6 +13,8 @@ import re
 import sys
 from pathlib import Path
 
+from checks import report
+
 # layer -> the layers it may include (besides itself)
 ALLOWED = {
     "core": set(),
@@ -52,14 +54,8 @@ def violations(src):
 
 def main():
     src = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "src")
-    found = list(violations(src))
-    for message in found:
-        print(message, file=sys.stderr)
-    if found:
-        print(f"check_layers: {len(found)} include(s) against the layer order", file=sys.stderr)
-        return 1
-    print(f"check_layers: {src}: every include follows the layer order")
-    return 0
+    return report("check_layers", list(violations(src)), "include(s) against the layer order",
+                  f"{src}: every include follows the layer order")
 
 
 if __name__ == "__main__":
