@@ -178,7 +178,118 @@ const char* rejection_name(Rejection reason) {
   return "unknown";
 }
 
+namespace http_detail {  // the server's parts (members of HttpServer::Impl)
+
+/// The handler threads: jobs run on one of `size` threads, at most `size` at a time; a job past
+/// that is refused, never queued behind the others (the caller answers 503 at once).
+class HandlerPool {
+ public:
+  void start(int size) {
+    size_ = size;
+    for (int i = 0; i < size; ++i) threads_.emplace_back([this] { work(); });
+  }
+  /// Runs `job` on a handler thread if one is free; false when every one is busy.
+  bool try_run(std::function<void()> job) {
+    if (busy_.fetch_add(1) >= size_) {
+      --busy_;
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    changed_.notify_one();
+    return true;
+  }
+  /// Lets the threads finish the jobs handed in, then joins them.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+  }
+  int64_t busy() const { return busy_; }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [this] { return closed_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+      --busy_;
+    }
+  }
+
+  int size_ = 0;
+  std::atomic<int64_t> busy_{0};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<void()>> jobs_;
+  bool closed_ = false;
+  std::vector<std::thread> threads_;
+};
+
+/// The open connections, in all and per client address, against --max-connections and
+/// --max-client-connections.
+class OpenConnections {
+ public:
+  enum class Verdict { kAdmitted, kServerFull, kClientFull };
+  /// Counts a connection from `client` in, unless a limit says no.
+  Verdict admit(const std::string& client, size_t max_total, size_t max_per_client,
+                size_t& client_open) {
+    if (total_ >= static_cast<int64_t>(max_total)) return Verdict::kServerFull;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& open = per_client_[client];
+      client_open = open;
+      if (open >= max_per_client) return Verdict::kClientFull;
+      ++open;
+    }
+    ++total_;
+    return Verdict::kAdmitted;
+  }
+  void release(const std::string& client) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = per_client_.find(client);
+      if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
+    }
+    --total_;
+  }
+  int64_t total() const { return total_; }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, size_t> per_client_;
+  std::atomic<int64_t> total_{0};
+};
+
+/// Where the server is in its life: start() and stop() take `mutex`; the sessions read
+/// `stopping`.
+struct Lifecycle {
+  std::mutex mutex;
+  bool started = false;
+  bool stopped = false;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> listening{false};
+};
+
+}  // namespace http_detail
+
 struct HttpServer::Impl {
+  using HandlerPool = http_detail::HandlerPool;
+  using OpenConnections = http_detail::OpenConnections;
+  using Lifecycle = http_detail::Lifecycle;
+
   Impl(HttpOptions http_options, HttpHandlers http_handlers)
       : options(std::move(http_options)), handlers(std::move(http_handlers)) {
     if (options.tls_cert.empty() != options.tls_key.empty()) {
@@ -216,35 +327,21 @@ struct HttpServer::Impl {
   void admit(tcp::socket socket);
   /// Answers 503 on a connection turned away at accept and closes it, never waiting.
   void refuse_now(tcp::socket& socket, const std::string& message) const;
-  void release(const std::string& client);
-  /// Runs `job` on a handler thread if one is free; false when every one is busy.
-  bool dispatch(std::function<void()> job);
-  void work();
+  void release(const std::string& client) { connections.release(client); }
 
   HttpOptions options;
   HttpHandlers handlers;
   // What the sessions touch, declared before the io_context: destroying it destroys them.
-  std::mutex clients_mutex;
-  std::unordered_map<std::string, size_t> clients;
-  std::atomic<int64_t> connections{0};
-  std::atomic<int64_t> busy{0};
+  OpenConnections connections;
   std::atomic<int64_t> in_flight{0};  ///< requests whose headers are in, not yet answered
-  std::atomic<bool> stopping{false};
-  std::atomic<bool> listening{false};
-  std::mutex jobs_mutex;
-  std::condition_variable jobs_changed;
-  std::deque<std::function<void()>> jobs;
-  bool jobs_closed = false;
-  std::vector<std::thread> workers;
+  Lifecycle life;
+  HandlerPool pool;
   std::optional<asio::ssl::context> tls;
   asio::io_context io;
   tcp::acceptor acceptor{asio::make_strand(io)};
   asio::steady_timer accept_pause{acceptor.get_executor()};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
   std::vector<std::thread> io_threads;
-  std::mutex stop_mutex;
-  bool started = false;
-  bool stopped = false;
 };
 
 namespace {
@@ -368,7 +465,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     request_.body = std::move(parser_->get().body());
     lowest().expires_never();
-    const bool taken = server_.dispatch([self = this->shared_from_this()] {
+    const bool taken = server_.pool.try_run([self = this->shared_from_this()] {
       HttpResponse response;
       try {
         response = self->server_.handlers.handle(self->request_);
@@ -414,7 +511,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     // A body left unread (answered from the headers) cannot be skipped on a kept-alive
     // connection: close, after reading what the client is still sending (a lingering close).
     linger_ = !parser_ || !parser_->is_done();
-    if (linger_ || server_.stopping) keep_alive_ = false;
+    if (linger_ || server_.life.stopping) keep_alive_ = false;
     message->keep_alive(keep_alive_);
     message->content_length(length);
     if (server_.handlers.sent) server_.handlers.sent(request_, answer);
@@ -510,23 +607,21 @@ void HttpServer::Impl::admit(tcp::socket socket) {
   if (ec) return;  // gone already
   socket.set_option(tcp::no_delay(true), ec);
   const std::string client = peer.address().to_string();
-  if (connections >= static_cast<int64_t>(options.max_connections)) {
-    reject(Rejection::kConnections);
-    return refuse_now(socket, "the server has " + std::to_string(options.max_connections) +
-                                  " connections open (--max-connections)");
-  }
-  {
-    std::lock_guard<std::mutex> lock(clients_mutex);
-    auto& open = clients[client];
-    if (open >= options.max_client_connections) {
+  size_t open = 0;
+  switch (
+      connections.admit(client, options.max_connections, options.max_client_connections, open)) {
+    case OpenConnections::Verdict::kServerFull:
+      reject(Rejection::kConnections);
+      return refuse_now(socket, "the server has " + std::to_string(options.max_connections) +
+                                    " connections open (--max-connections)");
+    case OpenConnections::Verdict::kClientFull:
       reject(Rejection::kClientConnections);
       return refuse_now(socket, client + " has " + std::to_string(open) +
                                     " connections open, this server's limit per client address "
                                     "(--max-client-connections)");
-    }
-    ++open;
+    case OpenConnections::Verdict::kAdmitted:
+      break;
   }
-  ++connections;
   if (tls) {
     start_on_strand(std::make_shared<Session<TlsStream>>(
         *this, TlsStream(beast::tcp_stream(std::move(socket)), *tls), client));
@@ -551,43 +646,6 @@ void HttpServer::Impl::refuse_now(tcp::socket& socket, const std::string& messag
   socket.close(ignored);
 }
 
-void HttpServer::Impl::release(const std::string& client) {
-  {
-    std::lock_guard<std::mutex> lock(clients_mutex);
-    const auto it = clients.find(client);
-    if (it != clients.end() && --it->second == 0) clients.erase(it);
-  }
-  --connections;
-}
-
-bool HttpServer::Impl::dispatch(std::function<void()> job) {
-  if (busy.fetch_add(1) >= options.handler_threads) {
-    --busy;
-    return false;
-  }
-  {
-    std::lock_guard<std::mutex> lock(jobs_mutex);
-    jobs.push_back(std::move(job));
-  }
-  jobs_changed.notify_one();
-  return true;
-}
-
-void HttpServer::Impl::work() {
-  for (;;) {
-    std::function<void()> job;
-    {
-      std::unique_lock<std::mutex> lock(jobs_mutex);
-      jobs_changed.wait(lock, [this] { return jobs_closed || !jobs.empty(); });
-      if (jobs.empty()) return;
-      job = std::move(jobs.front());
-      jobs.pop_front();
-    }
-    job();
-    --busy;
-  }
-}
-
 HttpServer::HttpServer(HttpOptions options, HttpHandlers handlers)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handlers))) {}
 
@@ -595,8 +653,8 @@ HttpServer::~HttpServer() { stop(); }
 
 int HttpServer::start() {
   auto& impl = *impl_;
-  std::lock_guard<std::mutex> lock(impl.stop_mutex);
-  if (impl.started) throw Error("the server has already been started");
+  std::lock_guard<std::mutex> lock(impl.life.mutex);
+  if (impl.life.started) throw Error("the server has already been started");
   const auto& host = impl.options.host;
   const auto where = host + ":" + std::to_string(impl.options.port);
   error_code ec;
@@ -619,11 +677,9 @@ int HttpServer::start() {
   }
   const int port = impl.acceptor.local_endpoint().port();
   raise_file_limit();
-  impl.started = true;
-  impl.listening = true;
-  for (int i = 0; i < impl.options.handler_threads; ++i) {
-    impl.workers.emplace_back([&impl] { impl.work(); });
-  }
+  impl.life.started = true;
+  impl.life.listening = true;
+  impl.pool.start(impl.options.handler_threads);
   impl.keep_running.emplace(impl.io.get_executor());
   asio::dispatch(impl.acceptor.get_executor(), [&impl] { impl.accept(); });
   for (int i = 0; i < std::max(1, impl.options.io_threads); ++i) {
@@ -643,10 +699,10 @@ int HttpServer::start() {
 
 void HttpServer::stop() {
   auto& impl = *impl_;
-  std::lock_guard<std::mutex> lock(impl.stop_mutex);
-  if (!impl.started || impl.stopped) return;
-  impl.stopped = true;
-  impl.stopping = true;
+  std::lock_guard<std::mutex> lock(impl.life.mutex);
+  if (!impl.life.started || impl.life.stopped) return;
+  impl.life.stopped = true;
+  impl.life.stopping = true;
   asio::post(impl.acceptor.get_executor(), [&impl] {
     error_code ignored;
     impl.acceptor.close(ignored);
@@ -657,20 +713,17 @@ void HttpServer::stop() {
   impl.keep_running.reset();
   impl.io.stop();
   for (auto& thread : impl.io_threads) thread.join();
-  {
-    std::lock_guard<std::mutex> jobs_lock(impl.jobs_mutex);
-    impl.jobs_closed = true;
-  }
-  impl.jobs_changed.notify_all();
-  for (auto& thread : impl.workers) thread.join();
-  impl.listening = false;
+  impl.pool.close();
+  impl.life.listening = false;
 }
 
-bool HttpServer::running() const { return impl_->listening; }
+bool HttpServer::running() const { return impl_->life.listening; }
 
 bool HttpServer::tls() const { return impl_->tls.has_value(); }
 
-HttpServer::Load HttpServer::load() const { return {impl_->connections, impl_->busy}; }
+HttpServer::Load HttpServer::load() const {
+  return {impl_->connections.total(), impl_->pool.busy()};
+}
 
 }  // namespace nmt
 
