@@ -25,6 +25,7 @@ packages=(
   libdnnl-dev                                  # oneDNN: int8 decoding (optional for the build)
   libicu-dev                                   # BLEU's intl tokenizer; sentence splitting, casing
   libxml2-dev                                  # --format html: libxml2's HTML parser
+  libjemalloc-dev                              # the nmt binary's allocator (optional for the build)
   libmecab-dev mecab-ipadic-utf8               # BLEU's ja-mecab tokenizer (optional for the build)
   chromium chromium-driver python3-selenium    # tests: nmt serve's page in a headless browser
   python3 python3-numpy python3-matplotlib     # golden-file scripts and the metrics plot
