@@ -8,13 +8,14 @@ and (--glibc-nmt) one built with -DNMT_JEMALLOC=OFF.
 
 Usage:
   scripts/bench/bench_memory.py --checkpoint CKPT --src FILE [--nmt build/nmt]
-      [--glibc-nmt OTHER] [--model TEXT] [--out FOLDER]
-  scripts/bench/bench_memory.py --table FOLDER [--write | --check]
+      [--glibc-nmt OTHER] [--model TEXT] [--train-steps N] [--out FOLDER]
+  scripts/bench/bench_memory.py (--table | --write | --check) FOLDER
 
 --out writes FOLDER/memory.json (each cell's command, environment and peak RSS in MB, from
-`/usr/bin/time -f %M`) and prints the table; --table FOLDER prints the table of a results
-folder, --write puts it into docs/deploy.md between `<!-- memory-table: ... -->` and
-`<!-- end of memory-table -->` (and FOLDER/table.md), --check exits 1 when those are stale.
+`/usr/bin/time -f %M`) and prints the table; --table FOLDER prints a results folder's table,
+--write FOLDER puts it into docs/deploy.md between `<!-- memory-table: ... -->` and
+`<!-- end of memory-table -->` (and FOLDER/table.md), --check FOLDER exits 1 when those are
+stale (ctest MemoryTables.*).
 Peak RSS barely depends on the machine's load, unlike speed: one round is enough.
 """
 
@@ -58,6 +59,8 @@ def measure(args):
         opener = gzip.open if str(args.src).endswith(".gz") else open
         with opener(args.src, "rt", encoding="utf-8") as f:
             src.write_text(f.read(), encoding="utf-8")
+        triple = Path(work) / "src3.txt"
+        triple.write_text(src.read_text(encoding="utf-8") * 3, encoding="utf-8")
         empty = Path(work) / "empty.txt"
         empty.write_text("", encoding="utf-8")
         rows = []
@@ -84,15 +87,35 @@ def measure(args):
                 name = f"{weights} {search}"
                 run(allocator, name, "loaded", argv, empty)
                 run(allocator, name, "translated", argv, src)
+                run(allocator, name, "translated x3", argv, triple)
                 if weights == "fp32" and search == "greedy":
                     run(allocator, name, "translated", argv, src, {"NMT_PACKED_GEMM": "0"})
                 if allocator == "glibc":
                     run(allocator, name, "translated", argv, src, {"MALLOC_ARENA_MAX": "1"})
+            if args.train_steps:
+                rows.append(train_row(allocator, nmt, args.train_steps, Path(work)))
     return {"checkpoint": args.model or str(args.checkpoint), "src": str(args.src), "rows": rows,
             "host": platform.processor() or platform.machine(),
             "cpu": cpu_name(), "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
             "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                      capture_output=True, text=True).stdout.strip()}
+
+
+def train_row(allocator, nmt, steps, work):
+    """`steps` steps of configs/multi30k_en_de.json: peak RSS and training tokens/s."""
+    run_dir = work / f"train_{allocator}"
+    argv = [nmt, "train", "--config", "configs/multi30k_en_de.json", "--set",
+            f"train.max_steps={steps}", "--set", "train.max_minutes=0", "--set",
+            f"train.run_dir={run_dir}", "--set", "train.average_snapshots=0"]
+    empty = work / "empty.txt"
+    mb = peak_rss_mb(argv, empty, {})
+    log = (run_dir / "train.log").read_text(encoding="utf-8")
+    speed = float(log.split("throughput: ")[1].split(" target tokens/s")[0])
+    print(f"{allocator:6} training {steps} steps: {mb:.1f} MB, {speed:.0f} tokens/s",
+          file=sys.stderr)
+    return {"allocator": allocator, "cell": f"train {steps} steps", "stage": "trained",
+            "rss_mb": mb, "tokens_per_s": speed, "env": {},
+            "command": " ".join(["nmt"] + argv[1:])}
 
 
 def cpu_name():
@@ -119,8 +142,8 @@ def table(result):
              f"(weights, decoding twins, what loading left in the allocator); decoding = "
              f"`translate` of the set minus that.", "",
              "| allocator | cell | libraries and LibTorch | + model | + decoding | peak | "
-             "without the packed float32 twin | with one malloc arena |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "peak on the set 3 times | without the packed float32 twin | with one malloc arena |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     shown = lambda v: "—" if v is None else f"{v:.0f}"  # noqa: E731
     for allocator in ("jemalloc", "glibc"):
         libraries = find(rows, allocator, "libraries", "start")
@@ -132,9 +155,18 @@ def table(result):
                                                                        "translated")
             unpacked = find(rows, allocator, cell, "translated", {"NMT_PACKED_GEMM": "0"})
             arena = find(rows, allocator, cell, "translated", {"MALLOC_ARENA_MAX": "1"})
+            triple = find(rows, allocator, cell, "translated x3")
             lines.append(f"| {allocator} | {cell} | {libraries:.0f} | {loaded - libraries:.0f} "
-                         f"| {peak - loaded:.0f} | {peak:.0f} | {shown(unpacked)} | "
-                         f"{shown(arena)} |")
+                         f"| {peak - loaded:.0f} | {peak:.0f} | {shown(triple)} | "
+                         f"{shown(unpacked)} | {shown(arena)} |")
+    trained = [r for r in rows if r["stage"] == "trained"]
+    if trained:
+        lines += ["", f"Training ({trained[0]['command'].split('max_steps=')[1].split()[0]} steps "
+                  f"of `configs/multi30k_en_de.json`, one process): peak RSS and training "
+                  f"speed.", "", "| allocator | peak RSS MB | target tokens/s |",
+                  "| --- | ---: | ---: |"]
+        lines += [f"| {r['allocator']} | {r['rss_mb']:.0f} | {r['tokens_per_s']:.0f} |"
+                  for r in trained]
     return "\n".join(lines) + "\n"
 
 
@@ -145,16 +177,19 @@ def main():
     parser.add_argument("--nmt", default=str(ROOT / "build" / "nmt"), help="the jemalloc build")
     parser.add_argument("--glibc-nmt", help="a build of the same commit with -DNMT_JEMALLOC=OFF")
     parser.add_argument("--model", help="how the table names the checkpoint")
+    parser.add_argument("--train-steps", type=int, default=0,
+                        help="also train this many steps of the default config per allocator")
     parser.add_argument("--out", type=Path, help="results folder to write memory.json into")
-    parser.add_argument("--table", type=Path, help="a results folder: print or publish its table")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
+    group.add_argument("--table", type=Path, help="print a results folder's table")
+    group.add_argument("--write", type=Path, help="publish a results folder's table")
+    group.add_argument("--check", type=Path, help="exit 1 if a results folder's table is stale")
     args = parser.parse_args()
-    if args.table:
-        result = json.loads((args.table / "memory.json").read_text(encoding="utf-8"))
+    folder = args.table or args.write or args.check
+    if folder:
+        result = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
         mode = "write" if args.write else "check" if args.check else "print"
-        doc_tables.publish(args.table, table(result), DOC, BEGIN, END, ROOT, "bench_memory", mode)
+        doc_tables.publish(folder, table(result), DOC, BEGIN, END, ROOT, "bench_memory", mode)
         return 0
     if not args.checkpoint or not args.src:
         parser.error("--checkpoint and --src (or --table FOLDER)")
