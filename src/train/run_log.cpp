@@ -1,6 +1,7 @@
 #include "train/run_log.h"
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <iomanip>
 
@@ -36,6 +37,12 @@ RunLog::RunLog(std::ostream& console) : console_(console) {}
 void RunLog::line(const std::string& text, bool console) {
   if (console) console_ << text << std::endl;
   if (log_.is_open()) log_ << timestamp() << "  " << text << std::endl;
+}
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
 }
 
 void RunLog::say(const std::string& text) {

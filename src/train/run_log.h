@@ -13,6 +13,9 @@
 
 namespace nmt {
 
+/// `value` with `digits` decimals, for log lines.
+std::string fixed(double value, int digits);
+
 /// The records a run leaves behind: `metrics.jsonl` (one JSON object per log interval and per
 /// validation; scripts/plot_metrics.py reads it) and `train.log` (the human-readable lines,
 /// also echoed to the console). Both are appended to, so a resumed run continues them (after

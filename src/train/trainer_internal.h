@@ -274,7 +274,4 @@ class Trainer::Impl {
   bool stop_ = false;
 };
 
-/// `value` with `digits` decimals, for the trainer's log lines.
-std::string fixed(double value, int digits);
-
 }  // namespace nmt

@@ -18,12 +18,6 @@
 namespace nmt {
 namespace fs = std::filesystem;
 
-std::string fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
-
 namespace {
 
 std::string scientific(double value) {

@@ -1,7 +1,6 @@
 #include "train/validation_recorder.h"
 
 #include <cmath>
-#include <cstdio>
 
 namespace nmt {
 namespace {
@@ -11,9 +10,7 @@ nlohmann::json or_null(double value) {
 }
 
 std::string shown(const ScoreSpec& spec, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", spec.digits, value);
-  return spec.label + " " + buffer;
+  return spec.label + " " + fixed(value, spec.digits);
 }
 
 }  // namespace
@@ -34,10 +31,8 @@ void ValidationRecorder::write(nlohmann::json record, const std::string& head, c
     }
   }
   record["seconds"] = mean.seconds;
-  char seconds[64];
-  std::snprintf(seconds, sizeof seconds, "%.1f", mean.seconds);
   log_.metrics(record);
-  log_.say(line + " | " + seconds + " s" + tail);
+  log_.say(line + " | " + fixed(mean.seconds, 1) + " s" + tail);
 }
 
 }  // namespace nmt
