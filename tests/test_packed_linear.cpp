@@ -15,9 +15,11 @@
 #include <gtest/gtest.h>
 
 #include "cli_test_util.h"
+#include "cpu/int8_linear.h"
 #include "cpu/packed_linear.h"
 #include "decode/search.h"
 #include "decode_test_util.h"
+#include "model/linear.h"
 #include "model/quantize.h"
 #include "search_test_util.h"
 #include "test_util.h"
@@ -142,6 +144,49 @@ TEST(PackedLinear, SearchFindsTheSameOutputsPacked) {
     for (size_t n = 0; n < beam[row].size(); ++n) {
       EXPECT_EQ(beam_packed[row][n].tokens, beam[row][n].tokens) << "row " << row << " n " << n;
       EXPECT_NEAR(beam_packed[row][n].score, beam[row][n].score, 1e-4) << "row " << row;
+    }
+  }
+}
+
+// A decoding model keeps only its twins' copies: release_twinned_weights empties the float
+// weights of every twinned linear layer but the untied output projection (a shortlist reads its
+// rows), and the model computes the same outputs, packed or int8, tied output or not.
+TEST(PackedLinear, ReleasedFloatWeightsLeaveTheSameOutputs) {
+  SKIP_WITHOUT_KERNEL();
+  torch::NoGradGuard no_grad;
+  const at::Tensor src = torch::randint(4, 60, {3, 9}, at::kLong);
+  const at::Tensor tgt = torch::randint(4, 60, {3, 6}, at::kLong);
+  for (const bool tied : {false, true}) {
+    for (const bool int8 : {false, true}) {
+      if (int8 && !cpu::int8_available()) continue;
+      const std::string what = std::string(tied ? "tied" : "untied") + (int8 ? " int8" : " packed");
+      auto config = test::fixture_model_config();
+      config.tie_output = tied;
+      torch::manual_seed(9);
+      Seq2Seq model(config);
+      model->eval();
+      int8 ? quantize_int8(model) : pack_float32(model);
+      const at::Tensor before = model->forward(src, tgt);
+      const int64_t float_bytes = [&] {
+        int64_t bytes = 0;
+        for (const auto& p : model->parameters()) bytes += int64_t(p.nbytes());
+        return bytes;
+      }();
+      const int64_t freed = release_twinned_weights(model);
+      int64_t left = 0, emptied = 0;
+      for (const auto& module : model->modules(/*include_self=*/false)) {
+        auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
+        if (!linear) continue;
+        const bool output = !tied && linear.get() == model->decoder->output.get();
+        EXPECT_EQ(linear->weight.numel() == 0, !output) << what;
+        emptied += linear->weight.numel() == 0;
+      }
+      for (const auto& p : model->parameters()) left += int64_t(p.nbytes());
+      EXPECT_GT(emptied, 0) << what;
+      EXPECT_GT(freed, 0) << what;
+      EXPECT_EQ(left, float_bytes - freed) << what;
+      EXPECT_TRUE(torch::equal(model->forward(src, tgt), before)) << what;
+      EXPECT_EQ(release_twinned_weights(model), 0) << what;  // a second call finds nothing
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "decode/searcher.h"
 #include "decode/shortlist.h"
 #include "model/quantize.h"
@@ -234,6 +235,10 @@ DecodeSession open_decode_session(const cxxopts::ParseResult& args) {
     // float32 on the CPU: the weights packed once, rather than by OpenBLAS at every product.
     for (auto& member : members) session.weights = pack_float32(member);
   }
+  // The twins hold their own copies: the float ones would only take memory (22 MB by default),
+  // and neither would what loading left free, unless given back (core/memory.h).
+  for (auto& member : members) release_twinned_weights(member);
+  return_free_memory();
   session.models = Ensemble(std::move(members));
   if (!decode.shortlist.empty()) {
     session.models.set_shortlist(std::make_shared<const Shortlist>(

@@ -93,6 +93,23 @@ void remove_twins(Seq2Seq& model) {
   model->decoder->tied_twin.reset();
 }
 
+int64_t release_twinned_weights(Seq2Seq& model) {
+  const auto& kept = model->decoder->output;  // its rows make a shortlist's output layer
+  int64_t bytes = 0;
+  const auto release = [&](at::Tensor& tensor) {
+    if (!tensor.defined() || tensor.numel() == 0) return;
+    bytes += int64_t(tensor.nbytes());
+    tensor.set_data(at::empty({0}, tensor.options()));  // the parameter list holds it too
+  };
+  for (const auto& module : model->modules(/*include_self=*/false)) {
+    auto linear = std::dynamic_pointer_cast<LinearImpl>(module);
+    if (!linear || !linear->twin || (kept && linear.get() == kept.get())) continue;
+    release(linear->weight);
+    release(linear->bias);
+  }
+  return bytes;
+}
+
 PackedWhileDecoding::PackedWhileDecoding(Seq2Seq& model, bool wanted) : model_(model) {
   if (!wanted || !packing_available()) return;
   for (const auto& parameter : model->parameters()) {
