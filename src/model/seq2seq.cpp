@@ -22,7 +22,7 @@ const ModelConfig& checked(const ModelConfig& config) {
 
 }  // namespace
 
-Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(checked(config)) {
+Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config, bool initialize) : config_(checked(config)) {
   encoder = register_module("encoder", Encoder(config_));
   decoder = register_module(
       "decoder",
@@ -32,6 +32,7 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(checked(config)) {
   // sqrt(d_model) in the forward pass they have unit variance, on a par with sinusoidal positions
   // (Xavier's ~0.014 would leave them 4× weaker than the positions at d=128 and slowed a run's
   // start severalfold here), and as a tied output projection they give unit-scale logits.
+  if (!initialize) return;
   torch::NoGradGuard no_grad;
   for (auto& parameter : parameters()) {
     if (parameter.dim() > 1) torch::nn::init::xavier_uniform_(parameter);

@@ -12,8 +12,10 @@ namespace nmt {
 /// ids of core/special_ids.h (pad = 0). Batch-first throughout.
 class Seq2SeqImpl : public torch::nn::Module {
  public:
-  /// Needs src_vocab_size and tgt_vocab_size > 0. Parameters get Xavier-uniform initialisation.
-  explicit Seq2SeqImpl(const ModelConfig& config);
+  /// Needs src_vocab_size and tgt_vocab_size > 0. Parameters get Xavier-uniform initialisation,
+  /// or with `initialize` false only LibTorch's own (a model whose weights are loaded next:
+  /// the random draws took 30 ms of `nmt translate`'s start-up).
+  explicit Seq2SeqImpl(const ModelConfig& config, bool initialize = true);
 
   /// src [batch, src_len] -> [batch, 1, 1, src_len] (true = real token).
   at::Tensor make_src_mask(const at::Tensor& src) const;

@@ -147,7 +147,7 @@ LoadedModel read_checkpoint(const fs::path& path, const at::Device& device) {
   } else if (const auto file = path.parent_path() / kWordCasingFile; fs::exists(file)) {
     loaded.tokenizer.set_word_casing(WordCasing::read(file));
   }
-  loaded.model = Seq2Seq(loaded.config.model);
+  loaded.model = Seq2Seq(loaded.config.model, /*initialize=*/false);  // every weight is loaded
   // Module::load replaces each tensor with the stored one whatever its shape: compare them with
   // the shapes the config gives, or a foreign checkpoint fails later, deep in a forward pass.
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
