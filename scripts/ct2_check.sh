@@ -243,16 +243,37 @@ need_nmt() {
   [[ -e $ckpt ]] || die "$ckpt: no such checkpoint (set CKPT to a checkpoint file or run directory)"
 }
 
+# What an export was made from: the checkpoint's path, size and time, and the shortlist's.
+export_source() {
+  local f name
+  for f in "$ckpt" ${shortlist:+"$shortlist"}; do
+    if [[ -d $f ]]; then  # a run directory: nmt reads its averaged.pt, else best.pt, else last.pt
+      for name in averaged.pt best.pt last.pt; do [[ -f $f/$name ]] && { f=$f/$name; break; }; done
+    fi
+    echo "$(realpath -m "$f") $(stat -c '%s %Y' "$f" 2>/dev/null)"
+  done
+}
+
+# Whether models/<run>/ holds both exports of this very checkpoint (and shortlist): the run's
+# name alone does not say which of its checkpoints was exported.
+export_current() {
+  local models=$build/models/$(run_name)
+  [[ -f $models/float32/model.bin && -f $models/int8/model.bin && -f $models/source ]] &&
+    [[ $(cat "$models/source") == "$(export_source)" ]]
+}
+
 stage_export() {
   need_nmt
   local models q
   models=$build/models/$(run_name)
   mkdir -p "$models"
+  rm -f "$models/source"
   for q in float32 int8; do
     rm -rf "${models:?}/$q"
     "$nmt" export --checkpoint "$ckpt" --format ctranslate2 --output "$models/$q" --quantization "$q" \
       ${shortlist:+--shortlist "$shortlist"}
   done
+  export_source >"$models/source"
 }
 
 # One field of the checkpoint run's config.json (e.g. model.max_len), for the output limit.
@@ -343,8 +364,8 @@ stage_translate() {
   local name models src_lang tgt_lang max_len limit tgt_spm sentences pad bos
   name=$(run_name)
   models=$build/models/$name
-  [[ -f $models/float32/model.bin && -f $models/int8/model.bin ]] ||
-    die "$models/{float32,int8} missing: run 'scripts/ct2_check.sh export' first"
+  export_current ||
+    die "$models/{float32,int8} missing or exported from another checkpoint: run 'scripts/ct2_check.sh export' first"
   out=${OUT:-docs/results/ct2_$name}
   work=$build/work/$name
   rm -rf "$work" "$out/hyp" "$out/runs.tsv"

@@ -23,25 +23,55 @@ namespace {
 #define SKIP_WITHOUT_INT8() \
   if (!cpu::int8_available()) GTEST_SKIP() << "built without oneDNN"
 
+// CTranslate2's formula (its cpu::quantize_s8 with shift_to_uint8): a = qmax / max|row|, bytes
+// round-half-even(x·a) + zero point, dequantized by 1 / a.
 TEST(Int8, QuantizeRowsFollowsTheFormula) {
   torch::manual_seed(1);
   at::Tensor x = torch::randn({5, 37}) * 3.0;
   x[2].zero_();  // an all-zero row: scale 1, every byte the zero point
+  // Halves: 2.5 and -0.5 go to the even 2 and 0 (half away from zero would give 3 and -1).
+  x[3].zero_();
+  x[3][0] = 127.0, x[3][1] = 2.5, x[3][2] = -0.5, x[3][3] = 63.0, x[3][4] = 1.5;
   for (auto [qmax, zero_point] : {std::pair{127, 128}, std::pair{63, 64}}) {
     std::vector<uint8_t> q(5 * 37);
     std::vector<float> scales(5);
     cpu::quantize_rows(x.data_ptr<float>(), 5, 37, qmax, zero_point, q.data(), scales.data());
     const at::Tensor max_abs = x.abs().amax({1});
-    const at::Tensor expected_scales =
-        at::where(max_abs > 0, max_abs / float(qmax), at::ones_like(max_abs));
-    EXPECT_TRUE(torch::equal(torch::tensor(scales), expected_scales));
-    const at::Tensor v = (x / expected_scales.unsqueeze(1)).clamp(-qmax, qmax);
-    const at::Tensor rounded = v.sign() * (v.abs() + 0.5).floor();  // half away from zero
-    const at::Tensor expected = (rounded + zero_point).to(at::kInt);
+    const at::Tensor a =
+        at::where(max_abs > 0, at::full_like(max_abs, qmax) / max_abs, at::ones_like(max_abs));
+    EXPECT_TRUE(torch::equal(torch::tensor(scales), at::ones_like(a) / a));
+    const at::Tensor v = (x * a.unsqueeze(1)).clamp(-qmax, qmax);
+    const at::Tensor expected = (at::round(v) + zero_point).to(at::kInt);  // half to even
     const at::Tensor got = torch::tensor(std::vector<int32_t>(q.begin(), q.end())).view({5, 37});
     EXPECT_TRUE(torch::equal(got, expected)) << "qmax " << qmax;
     EXPECT_EQ(got.max().item<int>(), qmax + zero_point);  // each row's largest |x| maps to qmax
   }
+}
+
+// The weights' integers are those nmt's CTranslate2 export writes (quantize_int8_rows: scale
+// 127 / max|row|, half to even), so a layer computes Σ q_x·q_w / a / scale + bias exactly as
+// CTranslate2 does on the exported model.
+TEST(Int8, ALayerMultipliesTheIntegersTheExportWrites) {
+  SKIP_WITHOUT_INT8();
+  torch::manual_seed(4);
+  at::Tensor w = torch::randn({6, 16}) * 0.1;
+  // A row whose scale is 1 with halves in it: 2.5 -> 2, -0.5 -> 0, 1.5 -> 2 (half to even).
+  w[1].zero_();
+  w[1][0] = 127.0, w[1][1] = 2.5, w[1][2] = -0.5, w[1][3] = 1.5;
+  const at::Tensor b = torch::randn({6});
+  const cpu::Int8Linear layer(w, b, 8);
+  const cpu::Quantized rows = cpu::quantize_int8_rows(w);
+  EXPECT_EQ(rows.values[1][1].item<int>(), 2);
+  EXPECT_EQ(rows.values[1][2].item<int>(), 0);
+  const at::Tensor x = torch::randn({3, 16});
+  const at::Tensor a = at::full({3}, 127.0) / x.abs().amax({1});
+  const at::Tensor qx = at::round(x * a.unsqueeze(1));
+  const at::Tensor sums = at::matmul(qx.to(at::kDouble), rows.values.to(at::kDouble).t());
+  const at::Tensor expected =
+      (sums / a.unsqueeze(1).to(at::kDouble) / rows.scale.to(at::kDouble) + b.to(at::kDouble))
+          .to(at::kFloat);
+  EXPECT_TRUE(torch::allclose(layer.forward(x), expected, 1e-5, 1e-5))
+      << (layer.forward(x) - expected).abs().max().item<float>();
 }
 
 TEST(Int8, DequantizeRowsFollowsTheFormula) {
@@ -139,6 +169,27 @@ TEST(Int8, AQuantizedModelFollowsTheFloatModel) {
       (reference.argmax(-1) == quantized.argmax(-1)).to(at::kFloat).mean().item<double>();
   EXPECT_GE(agree, 0.9);
   EXPECT_FALSE(torch::equal(reference, quantized));  // it is not the float model again
+}
+
+// CTranslate2 keeps embedding tables in int8 and looks tokens up as q · (1 / scale): a model
+// quantized for int8 decoding holds those values, the integers its export writes.
+TEST(Int8, AQuantizedModelLooksTokensUpAsCTranslate2Does) {
+  SKIP_WITHOUT_INT8();
+  torch::NoGradGuard no_grad;
+  Seq2Seq model = test::fixture_model(7);
+  const at::Tensor table = model->decoder->embeddings->token_weight().clone();
+  const at::Tensor source_table = model->encoder->embeddings->token_weight().clone();
+  const cpu::Quantized rows = cpu::quantize_int8_rows(table);
+  quantize_int8(model);
+  const at::Tensor looked_up = model->decoder->embeddings->token_weight();
+  EXPECT_TRUE(torch::equal(looked_up, rows.values.to(at::kFloat) *
+                                          (at::ones_like(rows.scale) / rows.scale).unsqueeze(1)));
+  EXPECT_FALSE(torch::equal(looked_up, table));
+  // The encoder's table too (quantized once when it is the decoder's).
+  EXPECT_TRUE(torch::equal(model->encoder->embeddings->token_weight(),
+                           cpu::dequantize_int8_rows(cpu::quantize_int8_rows(source_table))));
+  // Quantizing the dequantized table again gives back the same integers (the tied projection's).
+  EXPECT_TRUE(torch::equal(cpu::quantize_int8_rows(looked_up).values, rows.values));
 }
 
 TEST(Int8, TranslateTakesQuantizationAndNamesABadValue) {

@@ -1,5 +1,6 @@
 // The lexical shortlist (decode/shortlist.h): what it learns, its file, the candidates of a batch,
-// and decoding with it (only candidates come out; a shortlist of everything changes nothing).
+// and decoding with it (only a sentence's own candidates come out, alone or in a batch; a
+// shortlist of everything changes nothing).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -232,6 +233,33 @@ TEST(Shortlist, DecodingProducesOnlyTheBatchsCandidates) {
   ASSERT_FALSE(guided[1].tokens.empty());
   EXPECT_EQ(guided[1].tokens.front(), outside);
   EXPECT_TRUE(std::isfinite(guided[1].log_prob));
+}
+
+// Each sentence scores only its own candidates, whatever else is in its batch: a batch's union
+// would let one sentence's words into another's output, so a line would translate differently
+// in a file than alone (CTranslate2's vmap at batch size 1 sees the same candidates).
+TEST(Shortlist, ASentenceDecodesAloneAsInABatch) {
+  auto model = test::random_model(5);  // repeats tokens whatever the source: shortlists bite
+  Ensemble listed(model);
+  const auto shortlist = std::make_shared<const Shortlist>(dictionary_shortlist(1, 0));
+  listed.set_shortlist(shortlist);
+  const auto src = test::random_sources({4, 6, 2, 5}, 9);
+  DecodeConfig config;
+  config.beam = 3;
+  const auto greedy = greedy_search(listed, src, config);
+  const auto beam = beam_search(listed, src, config);
+  for (int64_t row = 0; row < src.size(0); ++row) {
+    const int64_t length = src[row].ne(kPadId).sum().item<int64_t>();
+    const auto alone = src.slice(0, row, row + 1).slice(1, 0, length);
+    const auto own = to_vector(shortlist->candidates(alone));
+    expect_only_candidates({greedy[size_t(row)]}, own);
+    EXPECT_EQ(greedy_search(listed, alone, config).front().tokens, greedy[size_t(row)].tokens)
+        << row;
+    const auto beam_alone = beam_search(listed, alone, config).front();
+    for (size_t k = 0; k < beam_alone.size(); ++k) {
+      EXPECT_EQ(beam_alone[k].tokens, beam[size_t(row)][k].tokens) << row << " " << k;
+    }
+  }
 }
 
 TEST(Shortlist, OutputRowsScoreAsTheWholeProjectionDoesInEveryLayout) {

@@ -28,12 +28,14 @@
 # if build-ct2-<flavor>/ has no ct2-translator, exported if its model directories are missing. The search is
 # the same on both sides, as there (length penalty 0, one output limit, pad and bos suppressed).
 #
-# Results go to OUT (default docs/results/deploy_<run>): meta.json, runs.jsonl (every timed
-# command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz; then scripts/bench/deploy_table.py writes
+# Results go to OUT (default docs/results/deploy_<run>): meta.json, runs.jsonl.gz (every timed
+# command: wall seconds, peak RSS), hyp/<cell>.<tgt>.gz (with SHORTLIST also CTranslate2's int8
+# greedy at batch size 1, <cell>@batch1, untimed); then scripts/bench/deploy_table.py writes
 # table.md there and into docs/deploy.md (its section between the deploy-table markers).
 # Environment, besides ct2_check.sh's (SHORTLIST among them): TABLE_DOC (deploy.md, or none: the
-# table goes to OUT only, for a sitting docs/distill.md gathers), CT2_FLAVORS ("dnnl openblas"), CT2_LAYOUTS (inter x intra
-# threads, "THREADSx1 1xTHREADS"), CT2_BATCH_SIZE (32), CT2_BATCH_TYPE (examples), REPEAT (3), OUT.
+# table goes to OUT only, for a sitting docs/distill.md gathers), CT2_FLAVORS ("dnnl openblas"),
+# CT2_LAYOUTS (inter x intra threads, "THREADSx1 1xTHREADS"), CT2_BATCH_SIZE (32),
+# CT2_BATCH_TYPE (examples), REPEAT (3), OUT.
 source "$(dirname "$0")/../ct2_check.sh"
 
 ct2_batch_size=${CT2_BATCH_SIZE:-32}
@@ -80,10 +82,10 @@ run_grid() {
     set_flavor "$f"
     [[ -x $ct2 ]] || stage_build
     models=$build/models/$name
-    [[ -f $models/float32/model.bin && -f $models/int8/model.bin ]] || stage_export
+    export_current || stage_export
   done
   local src_lang tgt_lang max_len limit tgt_spm sentences pad bos
-  rm -rf "$work" "$out/hyp" "$out/runs.jsonl"
+  rm -rf "$work" "$out/hyp" "$out/runs.jsonl" "$out/runs.jsonl.gz"
   mkdir -p "$work" "$out/hyp"
   prepare_inputs  # the same for every flavor: it reads the last flavor's export
 
@@ -121,6 +123,20 @@ run_grid() {
       done
     done
   done
+  # With a shortlist, CTranslate2's vmap scores the union of a batch's lists, nmt each sentence's
+  # own. At batch size 1 the candidates are the same: the int8 greedy outputs docs/distill.md
+  # compares with nmt's (hyp/<cell>@batch1; not timed).
+  if [[ -n $shortlist ]]; then
+    for f in "${ct2_flavors[@]}"; do
+      set_flavor "$f"
+      models=$build/models/$name
+      cell=ct2-${f}_int8_greedy@batch1
+      ct2_command int8 1 "$work/src.pieces" "$work/$cell.pieces" 1 "$threads" 1 examples
+      "${cmd[@]}" 2>>"$work/$cell.log" || die "$cell failed: see $work/$cell.log"
+      "$spm_decode" --model="$tgt_spm" --input_format=piece <"$work/$cell.pieces" |
+        gzip -n >"$out/hyp/$cell.$tgt_lang.gz"
+    done
+  fi
   # Target tokens of every output under the one target model.
   local hyp
   for hyp in "$out"/hyp/*."$tgt_lang".gz; do
@@ -128,6 +144,7 @@ run_grid() {
       "$(zcat "$hyp" | "$spm_encode" --model="$tgt_spm" --output_format=piece | wc -w)"
   done >"$out/target_tokens.tsv"
   write_meta "$out/meta.json" "$name" "$src_lang" "$tgt_lang" "$limit"
+  gzip -nf "$out/runs.jsonl"  # each line names its whole command: a tenth of the size
   local builds=()
   for f in "${ct2_flavors[@]}"; do
     set_flavor "$f"

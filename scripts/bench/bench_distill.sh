@@ -9,14 +9,17 @@
 #
 # Results: OUT (docs/results/distill_<student run>): teacher/, teacher_shortlist/, student/,
 # student_shortlist/ (bench_deploy.sh's folders) and pipeline/ (distill/settings.json,
-# filter.json, stages.jsonl; the student's config.json, results.json, metrics.jsonl and
-# train.log.gz). Environment: bench_deploy.sh's (REPEAT, THREADS, ...); CT2_FLAVORS defaults to
-# dnnl here (the peer users install).
+# filter.json, stages.jsonl; the student's config.json, results.json, metrics.jsonl.gz and
+# train.log.gz; the teacher's config.json as teacher_config.json, its size and training in
+# teacher.json). Environment: bench_deploy.sh's (REPEAT, THREADS, ...); CT2_FLAVORS defaults
+# to dnnl here (the peer users install); SYSTEMS, the systems to run ("teacher
+# teacher_shortlist student student_shortlist"; "teacher student_shortlist" is what
+# distill_table.py --shapes reads).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 die() { echo "bench_distill: $*" >&2; exit 1; }
-[[ $# -eq 2 ]] || { sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 2; }
+[[ $# -eq 2 ]] || { sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 2; }
 teacher=$1 student=$2
 [[ -d $student/distill ]] || die "$student: not a run scripts/distill.sh made (no distill/)"
 shortlist=$student/shortlist.txt
@@ -33,7 +36,12 @@ checkpoint_of() {
 out=${OUT:-docs/results/distill_$(basename "$(realpath -m "$student")")}
 mkdir -p "$out/pipeline"
 export CT2_FLAVORS=${CT2_FLAVORS:-dnnl} TABLE_DOC=none
-for system in teacher teacher_shortlist student student_shortlist; do
+read -r -a systems <<<"${SYSTEMS:-teacher teacher_shortlist student student_shortlist}"
+for system in "${systems[@]}"; do
+  [[ $system =~ ^(teacher|teacher_shortlist|student|student_shortlist)$ ]] ||
+    die "SYSTEMS: '$system' is not teacher, teacher_shortlist, student or student_shortlist"
+done
+for system in "${systems[@]}"; do
   model=$(checkpoint_of "$teacher")
   [[ $system == student* ]] && model=$(cat "$student/distill/checkpoint")
   list=""
@@ -42,8 +50,25 @@ for system in teacher teacher_shortlist student student_shortlist; do
   CKPT=$model SHORTLIST=$list OUT=$out/$system scripts/bench/bench_deploy.sh
 done
 cp "$student"/distill/{settings.json,filter.json,stages.jsonl} "$out/pipeline/"
-cp "$student"/{config.json,metrics.jsonl} "$out/pipeline/"
+cp "$student/config.json" "$out/pipeline/"
+teacher_dir=$teacher
+[[ -d $teacher_dir ]] || teacher_dir=$(dirname "${teacher%%,*}")
+cp "$teacher_dir/config.json" "$out/pipeline/teacher_config.json"
+/usr/bin/python3 - "$teacher_dir" "$out/pipeline/teacher.json" <<'EOF'
+import json, re, sys
+run, out = sys.argv[1:]
+found = re.search(r"(\d+) parameters", open(f"{run}/train.log", encoding="utf-8").read())
+steps = [json.loads(l) for l in open(f"{run}/metrics.jsonl") if '"elapsed_s"' in l]
+json.dump({"run": run, "parameters": int(found.group(1)) if found else None,
+           "steps": steps[-1]["step"], "minutes": round(steps[-1]["elapsed_s"] / 60, 1)},
+          open(out, "w"), indent=1)
+EOF
+gzip -nc "$student/metrics.jsonl" >"$out/pipeline/metrics.jsonl.gz"
 [[ -f $student/results.json ]] && cp "$student/results.json" "$out/pipeline/"
 gzip -nc "$student/train.log" >"$out/pipeline/train.log.gz"
-/usr/bin/python3 scripts/bench/distill_table.py --write "$out"
+# Only the whole set of systems is docs/distill.md's table; a subset is a sitting for the shapes
+# table (distill_table.py --shapes), its table.md alone.
+only=()
+[[ ${#systems[@]} == 4 ]] || only=(--table-only)
+/usr/bin/python3 scripts/bench/distill_table.py --write "${only[@]}" "$out"
 echo "bench_distill: $out"

@@ -24,6 +24,7 @@ in sentences/s after start-up and in wall time, peak RSS at most twice the peer'
 cell; int8 BLEU within 0.3 of fp32; beam search at most 3x greedy's time after start-up.
 """
 
+import gzip
 import json
 import os
 import sys
@@ -50,10 +51,14 @@ PEER = "ct2-dnnl"
 
 
 def read_runs(path):
-    """{(cell, layout, kind): run} from runs.jsonl: of the rounds, the fastest run of each."""
+    """{(cell, layout, kind): run} from runs.jsonl (or its runs.jsonl.gz): of the rounds, the
+    fastest run of each."""
     runs = {}
+    if not path.exists() and path.with_suffix(".jsonl.gz").exists():
+        path = path.with_suffix(".jsonl.gz")
     try:
-        with open(path, encoding="utf-8") as f:
+        with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else
+              open(path, encoding="utf-8")) as f:
             for number, line in enumerate(f, 1):
                 try:
                     run = json.loads(line)
@@ -135,8 +140,11 @@ def layout_text(r, threads):
     return f"{inter} × {intra}"
 
 
-def goal(text, misses):
-    return text + ": " + ("met." if not misses else "missed in " + "; ".join(misses) + ".")
+def goal(text, misses, measured=None):
+    """"TEXT: met." (with `measured`: "met (MEASURED).") or "TEXT: missed in A; B."."""
+    if misses:
+        return text + ": missed in " + "; ".join(misses) + "."
+    return text + (f": met ({measured})." if measured else ": met.")
 
 
 def table(folder):

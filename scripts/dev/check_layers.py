@@ -25,7 +25,7 @@ ALLOWED = {
     "decode": {"core", "cpu", "data", "model", "eval"},
     "text": {"core", "cpu", "data", "model", "eval", "decode"},
     "train": {"core", "cpu", "data", "model", "eval", "decode"},
-    "export": {"core", "data", "model", "train"},
+    "export": {"core", "cpu", "data", "model", "train"},
     "serve": {"core", "data", "model", "eval", "decode", "text"},
     "cli": {"core", "cpu", "data", "model", "eval", "decode", "text", "train", "export", "serve"},
 }

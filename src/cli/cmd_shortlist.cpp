@@ -21,7 +21,7 @@ int run_shortlist(int argc, char** argv) {
       argv[0],
       "Learn a lexical shortlist from parallel text: for each source piece the target pieces "
       "most likely to translate it (IBM Model 1, EM), plus the most frequent target pieces. "
-      "Decoding with --shortlist FILE (decode.shortlist) then scores only those of each batch "
+      "Decoding with --shortlist FILE (decode.shortlist) then scores only those of each sentence "
       "instead of the whole vocabulary; nmt export --shortlist gives it to CTranslate2 as "
       "vmap.txt. Learn it from the text the model was trained on (a student: the teacher's "
       "translations).\n\n"

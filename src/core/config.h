@@ -432,9 +432,10 @@ struct DecodeConfig {
   int64_t seed = 1;  ///< sampling seed: the same inputs, seed and batches give the same samples
   /// Weights of the linear layers when decoding on a CPU: none (as the checkpoint has them; in
   /// float32 on a CPU with AVX2, packed once for nmt's GEMM kernel, cpu/packed_linear.h) or int8
-  /// (quantized per output row when the model loads, activations per row at each step;
-  /// cpu/int8_linear.h). Training ignores it; teacher-forced scores (nmt score, evaluate's loss)
-  /// use the same weights as the decoding.
+  /// (quantized per output row when the model loads, as nmt export writes them for CTranslate2,
+  /// the embedding tables too; activations per row at each step; cpu/int8_linear.h). Training
+  /// ignores it; teacher-forced scores (nmt score, evaluate's loss) use the same weights as the
+  /// decoding.
   Quantization quantization = Quantization::kNone;
   /// A token that would repeat an n-gram of this size already in the output is never chosen
   /// (CTranslate2's option of the same name; decode/repetition.h): 0 = off. Greedy, beam and

@@ -13,6 +13,23 @@
 
 namespace nmt::cpu {
 
+Quantized quantize_int8_rows(const at::Tensor& weight) {
+  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat,
+              "quantize_int8_rows: expected a float32 matrix, got ", weight.sizes());
+  auto amax = weight.abs().amax({1});          // [rows]
+  amax = amax.masked_fill(amax.eq(0), 127.0);  // an all-zero row gets scale 1
+  // A true float32 division, as numpy's 127.0 / amax (Scalar / Tensor would multiply by a
+  // rounded reciprocal, and could differ from CTranslate2's converter in the last bit).
+  const auto scale = at::full_like(amax, 127.0) / amax;
+  const auto values = at::round(weight * scale.unsqueeze(1)).to(at::kChar);
+  return {values.contiguous(), scale.contiguous()};
+}
+
+at::Tensor dequantize_int8_rows(const Quantized& rows) {
+  const auto inverse = at::full_like(rows.scale, 1.0) / rows.scale;  // CTranslate2's 1.f / scale
+  return rows.values.to(at::kFloat) * inverse.unsqueeze(1);
+}
+
 NMT_VECTOR_CLONES
 void quantize_rows(const float* x, int64_t rows, int64_t cols, int32_t qmax, int32_t zero_point,
                    uint8_t* out, float* scales) {
@@ -26,16 +43,15 @@ void quantize_rows(const float* x, int64_t rows, int64_t cols, int32_t qmax, int
     float max_abs = 0.0f;
     for (int l = 0; l < kLanes; ++l) max_abs = std::max(max_abs, lanes[l]);
     for (; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
-    const float scale = max_abs > 0.0f ? max_abs / float(qmax) : 1.0f;
-    const float inverse = 1.0f / scale;
+    const float scale = max_abs > 0.0f ? float(qmax) / max_abs : 1.0f;
     const float limit = float(qmax);
     uint8_t* q = out + r * cols;
     for (c = 0; c < cols; ++c) {
-      // Rounding half away from zero, clamped (x/s can exceed qmax by a rounding error).
-      const float v = std::min(limit, std::max(-limit, row[c] * inverse));
-      q[c] = uint8_t(int32_t(v + (v >= 0.0f ? 0.5f : -0.5f)) + zero_point);
+      // Half to even, as CTranslate2; clamped (x·a can exceed qmax by a rounding error).
+      const float v = std::min(limit, std::max(-limit, row[c] * scale));
+      q[c] = uint8_t(int32_t(std::nearbyint(v)) + zero_point);
     }
-    scales[r] = scale;
+    scales[r] = 1.0f / scale;
   }
 }
 
@@ -125,20 +141,11 @@ Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int act
     throw std::invalid_argument("Int8Linear: activation_bits must be 7 or 8");
   }
   if (activation_bits == 7) m.qmax = 63, m.zero_point = 64;
-  // Symmetric per output row: q = round(w / s), s = max|w| / 127.
-  m.col_scales.resize(size_t(m.out));
-  std::vector<int8_t> q(size_t(m.out * m.in));
-  const float* wp = w.data_ptr<float>();
-  for (int64_t o = 0; o < m.out; ++o) {
-    float max_abs = 0.0f;
-    for (int64_t i = 0; i < m.in; ++i) max_abs = std::max(max_abs, std::fabs(wp[o * m.in + i]));
-    const float s = max_abs > 0.0f ? max_abs / 127.0f : 1.0f;
-    m.col_scales[size_t(o)] = s;
-    for (int64_t i = 0; i < m.in; ++i) {
-      q[size_t(o * m.in + i)] =
-          int8_t(std::lround(std::clamp(wp[o * m.in + i] / s, -127.f, 127.f)));
-    }
-  }
+  // Symmetric per output row, the integers and scales CTranslate2 would hold.
+  const Quantized rows = quantize_int8_rows(w);
+  const int8_t* q = rows.values.data_ptr<int8_t>();
+  const at::Tensor inverse = at::full_like(rows.scale, 1.0) / rows.scale;
+  m.col_scales.assign(inverse.data_ptr<float>(), inverse.data_ptr<float>() + m.out);
   // The activations are bytes shifted by zero_point: Σ_k (x_k + zp) q_k − zp · Σ_k q_k, the
   // second term once here rather than a zero-point attribute that has oneDNN recompute it
   // from the weights at every call (and keeps it off its fastest kernels).
@@ -160,7 +167,7 @@ Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int act
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights_any, dst), cpu_engine());
   m.matmul = dnnl::matmul(pd);
   // The [out, in] rows as the matmul's [in, out] operand: format "ba", then its own layout.
-  dnnl::memory plain({{m.in, m.out}, dt::s8, tag::ba}, cpu_engine(), q.data());
+  dnnl::memory plain({{m.in, m.out}, dt::s8, tag::ba}, cpu_engine(), const_cast<int8_t*>(q));
   m.weights = dnnl::memory(pd.weights_desc(), cpu_engine());
   dnnl::stream stream(cpu_engine());
   dnnl::reorder(plain, m.weights).execute(stream, plain, m.weights);

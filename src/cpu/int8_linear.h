@@ -2,10 +2,12 @@
 
 // int8 linear layers for CPU decoding (decode.quantization = int8), on oneDNN's int8 matmul.
 //
-// Weights are quantized once, symmetrically per output row (scale = max|w|/127); activations
-// per input row at each call (dynamic quantization, as CTranslate2 and PyTorch's dynamic
-// quantization do), as unsigned bytes around a zero point. oneDNN multiplies them into int32
-// sums, and one pass turns those into float32: sum · row scale · weight scale + bias.
+// Weights are quantized once, symmetrically per output row (quantize_int8_rows, the function
+// nmt's CTranslate2 export writes its int8 weights with); activations per input row at each
+// call (dynamic quantization, as CTranslate2 and PyTorch's dynamic quantization do), as unsigned
+// bytes around a zero point, rounded as CTranslate2 rounds them. oneDNN multiplies them into
+// int32 sums, and one pass turns those into float32: sum · (1 / row scale) · (1 / weight scale)
+// + bias. So nmt's int8 decoding and CTranslate2 on nmt's export multiply the same integers.
 //
 // Without VNNI (AVX2-only and older AVX-512 CPUs) the byte products are summed in pairs into
 // int16 (vpmaddubsw), which can saturate: there activations take 7 bits (±63 around 64), so two
@@ -20,6 +22,21 @@
 #include "cpu/inference_linear.h"
 
 namespace nmt::cpu {
+
+/// A quantized matrix: integer values and float32 scale(s), values ≈ weight·scale.
+struct Quantized {
+  at::Tensor values;
+  at::Tensor scale;
+};
+
+/// int8 with one scale per row (output unit), as CTranslate2 stores weights and embedding
+/// tables: scale = 127 / max|row| (1 for an all-zero row), values =
+/// round-half-even(weight·scale). weight: float32 [rows, cols] -> int8 [rows, cols], scale
+/// [rows]. Needs no oneDNN.
+Quantized quantize_int8_rows(const at::Tensor& weight);
+
+/// weight as CTranslate2 looks up an int8 embedding table: values · (1 / scale), float32.
+at::Tensor dequantize_int8_rows(const Quantized& rows);
 
 /// Whether this build has int8 matmuls (built with oneDNN: Debian's libdnnl-dev).
 bool int8_available();
@@ -56,8 +73,9 @@ class Int8Linear : public InferenceLinear {
 
 // The two loops around the int8 product, exposed for tests (tests/test_int8.cpp):
 
-/// Quantizes each row of x [rows, cols] to bytes: q = round(x / s) + zero_point with
-/// s = max|x_row| / qmax (1 for an all-zero row), written to `out` [rows, cols]; `scales` gets s.
+/// Quantizes each row of x [rows, cols] to bytes as CTranslate2 does: q = round-half-even(x · a)
+/// + zero_point with a = qmax / max|x_row| (1 for an all-zero row), written to `out` [rows,
+/// cols]; `scales` gets 1 / a, what dequantize_rows multiplies by.
 void quantize_rows(const float* x, int64_t rows, int64_t cols, int32_t qmax, int32_t zero_point,
                    uint8_t* out, float* scales);
 

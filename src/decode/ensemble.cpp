@@ -65,6 +65,8 @@ EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src,
     for (auto& member : members_) {
       rows_.push_back(member->decoder->output_rows(ids.to(src.device())));
     }
+    blocked_ = models.shortlist()->blocked(src, ids, wanted);
+    if (blocked_.defined()) blocked_ = blocked_.to(src.device());
   }
 }
 
@@ -77,9 +79,13 @@ at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
     const auto last = hidden.select(1, hidden.size(1) - 1);  // [rows, d_model]
     // With a shortlist, the softmax runs over its candidates, which start with ids 0, 1, 2
     // (pad, unk, bos): output_log_probs' pad and bos columns are the same there.
-    auto log_probs =
-        output_log_probs(rows_.empty() ? members_[i]->decoder->project(last)
-                                       : members_[i]->decoder->project(last, rows_[i]));
+    auto logits = rows_.empty() ? members_[i]->decoder->project(last)
+                                : members_[i]->decoder->project(last, rows_[i]);
+    if (blocked_.defined()) {  // each sentence's own candidates: rows in groups per source
+      logits.view({blocked_.size(0), -1, logits.size(-1)})
+          .masked_fill_(blocked_.unsqueeze(1), -std::numeric_limits<float>::infinity());
+    }
+    auto log_probs = output_log_probs(logits);
     sum = sum.defined() ? sum.add_(log_probs) : log_probs;
   }
   if (members_.size() > 1) sum.div_(static_cast<double>(members_.size()));
@@ -94,7 +100,10 @@ at::Tensor EnsembleState::next_log_probs(const at::Tensor& tokens) {
 
 void EnsembleState::select(const at::Tensor& index, bool same_sources) {
   for (auto& cache : caches_) cache.select(index, /*self_only=*/same_sources);
-  if (!same_sources) src_mask_ = src_mask_.index_select(0, caches_.front().source_index(index));
+  if (same_sources) return;
+  const auto sources = caches_.front().source_index(index);
+  src_mask_ = src_mask_.index_select(0, sources);
+  if (blocked_.defined()) blocked_ = blocked_.index_select(0, sources);
 }
 
 void EnsembleState::group_rows(int64_t rows) {

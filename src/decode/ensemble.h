@@ -53,7 +53,8 @@ class EnsembleState {
  public:
   /// Encodes src [batch, src_len] (padded, eos-terminated) with every member. With the
   /// ensemble's shortlist, the batch's candidates (its sources' lists and `forced`: the target
-  /// ids of prefixes and constraints) are the only tokens it scores.
+  /// ids of prefixes and constraints) are the only tokens it scores, and each sentence only its
+  /// own (Shortlist::blocked).
   EnsembleState(const Ensemble& models, const at::Tensor& src,
                 const std::vector<int64_t>& forced = {});
   ~EnsembleState();
@@ -84,6 +85,7 @@ class EnsembleState {
   std::unique_ptr<detail::EnsembleEvalModes> eval_modes_;
   std::vector<DecoderCache> caches_;
   std::vector<OutputRows> rows_;  ///< per member, with a shortlist: its candidates' output rows
+  at::Tensor blocked_;  ///< [sources, candidates]: not in that source's own shortlist, or undefined
   int64_t tgt_vocab_size_ = 0;
   at::Tensor src_mask_;  ///< [sources, 1, 1, src_len]: one per row, or per group of rows
 };

@@ -267,23 +267,47 @@ void Shortlist::save(const std::filesystem::path& file, const Tokenizer& tokeniz
   write_file_atomically(file, out.str(), "shortlist");
 }
 
-at::Tensor Shortlist::candidates(const at::Tensor& src, const std::vector<int64_t>& forced) const {
+std::vector<char> Shortlist::wanted(const int64_t* src, int64_t length,
+                                    const std::vector<int64_t>& forced) const {
   std::vector<char> wanted(static_cast<size_t>(tgt_vocab_size_), 0);
   for (const int64_t id : always_) wanted[size_t(id)] = 1;
   for (const int64_t id : forced) {
     if (id >= 0 && id < tgt_vocab_size_) wanted[size_t(id)] = 1;
   }
-  const auto ids = src.to(at::kCPU, at::kLong).contiguous();
-  const int64_t* data = ids.data_ptr<int64_t>();
-  for (int64_t i = 0; i < ids.numel(); ++i) {
-    if (data[i] < 0 || data[i] >= src_vocab_size()) continue;
-    for (const int64_t t : by_source_[size_t(data[i])]) wanted[size_t(t)] = 1;
+  for (int64_t i = 0; i < length; ++i) {
+    // Padding is not part of a sentence: its list must not depend on the batch's longest.
+    if (src[i] == kPadId || src[i] < 0 || src[i] >= src_vocab_size()) continue;
+    for (const int64_t t : by_source_[size_t(src[i])]) wanted[size_t(t)] = 1;
   }
+  return wanted;
+}
+
+at::Tensor Shortlist::candidates(const at::Tensor& src, const std::vector<int64_t>& forced) const {
+  const auto ids = src.to(at::kCPU, at::kLong).contiguous();
+  const auto marked = wanted(ids.data_ptr<int64_t>(), ids.numel(), forced);
   std::vector<int64_t> result;
   for (int64_t t = 0; t < tgt_vocab_size_; ++t) {
-    if (wanted[size_t(t)]) result.push_back(t);
+    if (marked[size_t(t)]) result.push_back(t);
   }
   return at::tensor(at::ArrayRef<int64_t>(result), at::kLong);
+}
+
+at::Tensor Shortlist::blocked(const at::Tensor& src, const at::Tensor& candidates,
+                              const std::vector<int64_t>& forced) const {
+  const auto ids = src.to(at::kCPU, at::kLong).contiguous();  // [batch, src_len]
+  const auto columns = candidates.to(at::kCPU, at::kLong).contiguous();
+  const int64_t batch = ids.size(0), length = ids.size(1), k = columns.numel();
+  auto blocked = at::zeros({batch, k}, at::kBool);
+  bool any = false;
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto marked = wanted(ids.data_ptr<int64_t>() + b * length, length, forced);
+    bool* row = blocked.data_ptr<bool>() + b * k;
+    for (int64_t c = 0; c < k; ++c) {
+      row[c] = !marked[size_t(columns.data_ptr<int64_t>()[c])];
+      any = any || row[c];
+    }
+  }
+  return any ? blocked : at::Tensor();
 }
 
 std::string Shortlist::describe() const {

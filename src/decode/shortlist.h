@@ -2,9 +2,10 @@
 
 // A lexical shortlist (Marian's --shortlist, CTranslate2's vocabulary map): for each source
 // piece, the target pieces most likely to translate it, learned from parallel text. Decoding a
-// batch then scores only the union of its sources' lists, the most frequent target pieces and
-// eos (decode/ensemble.h): the output projection and softmax shrink from the whole target
-// vocabulary to a few hundred rows.
+// batch then projects onto the union of its sources' lists, the most frequent target pieces and
+// eos only (decode/ensemble.h), and each sentence's softmax runs over its own: the output
+// projection shrinks from the whole target vocabulary to a few hundred rows, and a sentence
+// translates the same alone or in any batch.
 //
 // The file is CTranslate2's vmap.txt (one line per source piece: the piece, a tab, its target
 // pieces separated by spaces; the line with an empty piece lists the pieces always kept) under
@@ -53,6 +54,12 @@ class Shortlist {
   /// lists of its source ids, the frequent pieces, and `forced` (prefixes and constraints).
   at::Tensor candidates(const at::Tensor& src, const std::vector<int64_t>& forced = {}) const;
 
+  /// Which of a batch's `candidates` each of its sentences may not produce (bool [batch, k], on
+  /// the CPU): those outside the sentence's own lists, the frequent pieces and `forced`. So a
+  /// sentence's output is the same alone or in any batch. Undefined when none is blocked.
+  at::Tensor blocked(const at::Tensor& src, const at::Tensor& candidates,
+                     const std::vector<int64_t>& forced = {}) const;
+
   int64_t src_vocab_size() const { return static_cast<int64_t>(by_source_.size()); }
   int64_t tgt_vocab_size() const { return tgt_vocab_size_; }
   /// The list of source id `id` (most probable first) and the pieces always kept (sorted).
@@ -62,6 +69,10 @@ class Shortlist {
   std::string describe() const;
 
  private:
+  /// [tgt_vocab_size]: 1 for the target ids source ids src[0, length) may produce.
+  std::vector<char> wanted(const int64_t* src, int64_t length,
+                           const std::vector<int64_t>& forced) const;
+
   std::vector<std::vector<int64_t>> by_source_;  ///< [src_vocab_size]: target ids, best first
   std::vector<int64_t> always_;                  ///< sorted
   int64_t tgt_vocab_size_ = 0;

@@ -82,18 +82,6 @@ ModelBin with_aliases(std::vector<Variable> variables) {
   return bin;
 }
 
-Quantized quantize_int8_rows(const at::Tensor& weight) {
-  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == at::kFloat,
-              "quantize_int8_rows: expected a float32 matrix, got ", weight.sizes());
-  auto amax = weight.abs().amax({1});          // [rows]
-  amax = amax.masked_fill(amax.eq(0), 127.0);  // an all-zero row gets scale 1
-  // A true float32 division, as numpy's 127.0 / amax (Scalar / Tensor would multiply by a
-  // rounded reciprocal, and could differ from CTranslate2's converter in the last bit).
-  const auto scale = at::full_like(amax, 127.0) / amax;
-  const auto values = at::round(weight * scale.unsqueeze(1)).to(at::kChar);
-  return {values.contiguous(), scale.contiguous()};
-}
-
 Quantized quantize_int16(const at::Tensor& weight) {
   TORCH_CHECK(weight.scalar_type() == at::kFloat, "quantize_int16: expected float32, got ",
               weight.scalar_type());

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/int8_linear.h"
 #include "export/ctranslate2.h"
 #include "model/seq2seq.h"
 
@@ -61,15 +62,9 @@ double layer_norm_epsilon(const Seq2Seq& model);
 /// embeddings, tied projections, the two identical sinusoid tables). Attributes never alias.
 ModelBin with_aliases(std::vector<Variable> variables);
 
-/// A quantized weight matrix: integer values and float32 scale(s), values ≈ weight·scale.
-struct Quantized {
-  at::Tensor values;
-  at::Tensor scale;
-};
-
-/// int8 with one scale per row (output unit): scale = 127 / max|row| (1 for an all-zero row),
-/// values = round-half-even(weight·scale). weight: float32 [rows, cols] -> int8, scale [rows].
-Quantized quantize_int8_rows(const at::Tensor& weight);
+/// int8 rows (cpu/int8_linear.h): the integers nmt's own int8 decoding multiplies.
+using cpu::quantize_int8_rows;
+using cpu::Quantized;
 
 /// int16 with one scale: 2^10 / max|weight| (10 bits, so that products leave 12 bits of int32
 /// headroom for accumulation), values = round-half-even(weight·scale) clipped to int16;

@@ -3,11 +3,13 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "core/error.h"
 #include "cpu/int8_linear.h"
 #include "cpu/packed_linear.h"
+#include "model/embeddings.h"
 #include "model/linear.h"
 
 namespace nmt {
@@ -52,6 +54,19 @@ std::string quantize_int8(Seq2Seq& model) {
     throw Error(
         "--quantization int8: this nmt was built without oneDNN (apt-get install libdnnl-dev, "
         "then rebuild); use --quantization none");
+  }
+  // CTranslate2 holds embedding tables in int8 as well and looks tokens up as q · (1 / scale):
+  // the same values here (a shared table once), so that nmt's int8 decoding computes what its
+  // CTranslate2 export does. Before the twins: a tied output projection quantizes this table
+  // back to the same integers.
+  std::set<const void*> tables;
+  for (const auto& module : model->modules(/*include_self=*/false)) {
+    auto embeddings = std::dynamic_pointer_cast<EmbeddingsImpl>(module);
+    if (!embeddings) continue;
+    auto& table = embeddings->tokens->weight;
+    if (!tables.insert(table.data_ptr()).second) continue;
+    torch::NoGradGuard no_grad;
+    table.copy_(cpu::dequantize_int8_rows(cpu::quantize_int8_rows(table.to(at::kFloat))));
   }
   const int64_t layers =
       set_twins(model, "--quantization int8", [](const at::Tensor& weight, const at::Tensor& bias) {
