@@ -262,6 +262,35 @@ TEST(Shortlist, ASentenceDecodesAloneAsInABatch) {
   }
 }
 
+// A prefix forces its tokens into its own sentence's candidates, not into the others': row 1's
+// prefix is a token row 0 would produce without a shortlist, and rows 0 and 2 decode as alone.
+TEST(Shortlist, AnotherSentencesPrefixIsNoCandidate) {
+  auto model = test::random_model(5);
+  Ensemble plain(model), listed(model);
+  const auto shortlist = std::make_shared<const Shortlist>(dictionary_shortlist(1, 0));
+  listed.set_shortlist(shortlist);
+  const auto src = test::random_sources({4, 6, 2}, 9);
+  DecodeConfig config;
+  const auto candidates = to_vector(shortlist->candidates(src));
+  int64_t wanted = -1;  // row 0's favourite token outside every list
+  const auto free = greedy_search(plain, src, config);
+  for (const int64_t t : free[0].tokens) {
+    if (!std::binary_search(candidates.begin(), candidates.end(), t)) wanted = t;
+  }
+  ASSERT_GE(wanted, 0) << "row 0 keeps to the lists even without them";
+  std::vector<OutputGuide> guides(3);
+  guides[1].prefix = {wanted};
+  const auto guided = greedy_search(listed, src, config, guides);
+  ASSERT_FALSE(guided[1].tokens.empty());
+  EXPECT_EQ(guided[1].tokens.front(), wanted);
+  for (const int64_t row : {0, 2}) {
+    const int64_t length = src[row].ne(kPadId).sum().item<int64_t>();
+    const auto alone = src.slice(0, row, row + 1).slice(1, 0, length);
+    EXPECT_EQ(greedy_search(listed, alone, config).front().tokens, guided[size_t(row)].tokens)
+        << row;
+  }
+}
+
 TEST(Shortlist, OutputRowsScoreAsTheWholeProjectionDoesInEveryLayout) {
   auto model = test::random_model(7);
   const auto ids = torch::tensor({int64_t(kEosId), int64_t(5), int64_t(11), int64_t(23)});

@@ -41,6 +41,12 @@ for system in "${systems[@]}"; do
   [[ $system =~ ^(teacher|teacher_shortlist|student|student_shortlist)$ ]] ||
     die "SYSTEMS: '$system' is not teacher, teacher_shortlist, student or student_shortlist"
 done
+distinct=$(printf '%s\n' "${systems[@]}" | sort -u | wc -l)
+teacher_dir=$teacher
+[[ -d $teacher_dir ]] || teacher_dir=$(dirname "${teacher%%,*}")
+for f in config.json train.log metrics.jsonl; do
+  [[ -f $teacher_dir/$f ]] || die "$teacher_dir/$f is missing: the teacher's run directory is read for its size"
+done
 for system in "${systems[@]}"; do
   model=$(checkpoint_of "$teacher")
   [[ $system == student* ]] && model=$(cat "$student/distill/checkpoint")
@@ -51,8 +57,6 @@ for system in "${systems[@]}"; do
 done
 cp "$student"/distill/{settings.json,filter.json,stages.jsonl} "$out/pipeline/"
 cp "$student/config.json" "$out/pipeline/"
-teacher_dir=$teacher
-[[ -d $teacher_dir ]] || teacher_dir=$(dirname "${teacher%%,*}")
 cp "$teacher_dir/config.json" "$out/pipeline/teacher_config.json"
 /usr/bin/python3 - "$teacher_dir" "$out/pipeline/teacher.json" <<'EOF'
 import json, re, sys
@@ -69,6 +73,6 @@ gzip -nc "$student/train.log" >"$out/pipeline/train.log.gz"
 # Only the whole set of systems is docs/distill.md's table; a subset is a sitting for the shapes
 # table (distill_table.py --shapes), its table.md alone.
 only=()
-[[ ${#systems[@]} == 4 ]] || only=(--table-only)
+((distinct == 4)) || only=(--table-only)
 /usr/bin/python3 scripts/bench/distill_table.py --write "${only[@]}" "$out"
 echo "bench_distill: $out"

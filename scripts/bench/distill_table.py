@@ -232,7 +232,8 @@ def shapes_table(folders):
             trained_teacher = load_json(pipeline / "teacher.json")
             lines.append(deploy_table.row([
                 f"teacher {shape_of(teacher_config)}",
-                f"{trained_teacher['parameters'] / 1e6:.1f}M",
+                f"{trained_teacher['parameters'] / 1e6:.1f}M" if trained_teacher["parameters"]
+                else "—",
                 f"{trained_teacher['steps']} steps, {trained_teacher['minutes']:.0f} min",
                 f"{base['bleu']:.2f} (no shortlist)", f"{teacher[f'nmt_fp32_beam{beam}']['bleu']:.2f}",
                 f"{base['sent_per_s']:.1f}", "1.00×", f"{peer_base['sent_per_s']:.1f}", "1.00×"]))

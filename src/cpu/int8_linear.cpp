@@ -141,7 +141,8 @@ Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, int act
     throw std::invalid_argument("Int8Linear: activation_bits must be 7 or 8");
   }
   if (activation_bits == 7) m.qmax = 63, m.zero_point = 64;
-  // Symmetric per output row, the integers and scales CTranslate2 would hold.
+  // Symmetric per output row, the integers CTranslate2 would hold (a tied projection re-quantizes
+  // the rounded embedding table: the same integers, its scales equal to the last bit or so).
   const Quantized rows = quantize_int8_rows(w);
   const int8_t* q = rows.values.data_ptr<int8_t>();
   const at::Tensor inverse = at::full_like(rows.scale, 1.0) / rows.scale;

@@ -7,7 +7,8 @@
 // call (dynamic quantization, as CTranslate2 and PyTorch's dynamic quantization do), as unsigned
 // bytes around a zero point, rounded as CTranslate2 rounds them. oneDNN multiplies them into
 // int32 sums, and one pass turns those into float32: sum · (1 / row scale) · (1 / weight scale)
-// + bias. So nmt's int8 decoding and CTranslate2 on nmt's export multiply the same integers.
+// + bias. So with 8-bit activations (VNNI) nmt's int8 decoding and CTranslate2 on nmt's export
+// multiply the same integers.
 //
 // Without VNNI (AVX2-only and older AVX-512 CPUs) the byte products are summed in pairs into
 // int16 (vpmaddubsw), which can saturate: there activations take 7 bits (±63 around 64), so two

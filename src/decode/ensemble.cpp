@@ -46,7 +46,7 @@ void Ensemble::set_shortlist(std::shared_ptr<const Shortlist> shortlist) {
 }
 
 EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src,
-                             const std::vector<int64_t>& forced)
+                             const std::vector<std::vector<int64_t>>& forced)
     : eval_modes_(std::make_unique<detail::EnsembleEvalModes>(models)) {
   for (size_t i = 0; i < models.size(); ++i) members_.push_back(models.member(i));
   tgt_vocab_size_ = members_.front()->config().tgt_vocab_size;
@@ -57,9 +57,13 @@ EnsembleState::EnsembleState(const Ensemble& models, const at::Tensor& src,
   if (models.shortlist()) {
     // Pad and bos take part in the softmax and are then set to -inf, as output_log_probs does
     // over the whole vocabulary: a shortlist of every piece scores exactly as none.
-    auto wanted = forced;
-    wanted.insert(wanted.end(), {kPadId, kBosId});
-    const auto ids = models.shortlist()->candidates(src, wanted);
+    std::vector<std::vector<int64_t>> wanted(size_t(src.size(0)), {kPadId, kBosId});
+    std::vector<int64_t> all = {kPadId, kBosId};
+    for (size_t row = 0; row < forced.size() && row < wanted.size(); ++row) {
+      wanted[row].insert(wanted[row].end(), forced[row].begin(), forced[row].end());
+      all.insert(all.end(), forced[row].begin(), forced[row].end());
+    }
+    const auto ids = models.shortlist()->candidates(src, all);
     TORCH_CHECK(ids.size(0) > kBosId && ids[kBosId].item<int64_t>() == kBosId,
                 "shortlist candidates must hold pad, unk and bos");  // Shortlist keeps unk
     for (auto& member : members_) {

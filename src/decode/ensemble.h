@@ -52,11 +52,11 @@ class Ensemble {
 class EnsembleState {
  public:
   /// Encodes src [batch, src_len] (padded, eos-terminated) with every member. With the
-  /// ensemble's shortlist, the batch's candidates (its sources' lists and `forced`: the target
-  /// ids of prefixes and constraints) are the only tokens it scores, and each sentence only its
-  /// own (Shortlist::blocked).
+  /// ensemble's shortlist, the batch's candidates (its sources' lists and `forced`: each
+  /// source's target ids of its prefix and constraints, or none) are the only tokens it scores,
+  /// and each sentence only its own (Shortlist::blocked).
   EnsembleState(const Ensemble& models, const at::Tensor& src,
-                const std::vector<int64_t>& forced = {});
+                const std::vector<std::vector<int64_t>>& forced = {});
   ~EnsembleState();
   EnsembleState(const EnsembleState&) = delete;
   EnsembleState& operator=(const EnsembleState&) = delete;

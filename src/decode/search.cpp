@@ -101,12 +101,12 @@ std::vector<const OutputGuide*> row_guides(const std::vector<OutputGuide>& guide
   return result;
 }
 
-std::vector<int64_t> guide_ids(const std::vector<OutputGuide>& guides) {
-  std::vector<int64_t> ids;
+std::vector<std::vector<int64_t>> guide_ids(const std::vector<OutputGuide>& guides) {
+  std::vector<std::vector<int64_t>> ids;
   for (const auto& guide : guides) {
-    ids.insert(ids.end(), guide.prefix.begin(), guide.prefix.end());
+    auto& own = ids.emplace_back(guide.prefix.begin(), guide.prefix.end());
     for (const auto& phrase : guide.constraints)
-      ids.insert(ids.end(), phrase.begin(), phrase.end());
+      own.insert(own.end(), phrase.begin(), phrase.end());
   }
   return ids;
 }

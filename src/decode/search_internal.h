@@ -142,8 +142,9 @@ bool sentence_done(const std::vector<Hypothesis>& finished, const LiveBeams& nex
 /// Pads rows [first, end) of `next` to `beam` rows with unused (-inf) hypotheses.
 void pad_beam(LiveBeams& next, size_t first, int64_t beam);
 
-/// Every target id of the guides' prefixes and constraints: a shortlist keeps them candidates.
-std::vector<int64_t> guide_ids(const std::vector<OutputGuide>& guides);
+/// Each source's target ids of its guide's prefix and constraints (none without guides): a
+/// shortlist keeps them candidates of that sentence.
+std::vector<std::vector<int64_t>> guide_ids(const std::vector<OutputGuide>& guides);
 
 /// A CPU int64 vector as an index tensor on `device`.
 at::Tensor index_tensor(const std::vector<int64_t>& index, const at::Device& device);

@@ -293,14 +293,16 @@ at::Tensor Shortlist::candidates(const at::Tensor& src, const std::vector<int64_
 }
 
 at::Tensor Shortlist::blocked(const at::Tensor& src, const at::Tensor& candidates,
-                              const std::vector<int64_t>& forced) const {
+                              const std::vector<std::vector<int64_t>>& forced) const {
   const auto ids = src.to(at::kCPU, at::kLong).contiguous();  // [batch, src_len]
   const auto columns = candidates.to(at::kCPU, at::kLong).contiguous();
   const int64_t batch = ids.size(0), length = ids.size(1), k = columns.numel();
   auto blocked = at::zeros({batch, k}, at::kBool);
+  const std::vector<int64_t> none;
   bool any = false;
   for (int64_t b = 0; b < batch; ++b) {
-    const auto marked = wanted(ids.data_ptr<int64_t>() + b * length, length, forced);
+    const auto marked = wanted(ids.data_ptr<int64_t>() + b * length, length,
+                               size_t(b) < forced.size() ? forced[size_t(b)] : none);
     bool* row = blocked.data_ptr<bool>() + b * k;
     for (int64_t c = 0; c < k; ++c) {
       row[c] = !marked[size_t(columns.data_ptr<int64_t>()[c])];

@@ -55,10 +55,11 @@ class Shortlist {
   at::Tensor candidates(const at::Tensor& src, const std::vector<int64_t>& forced = {}) const;
 
   /// Which of a batch's `candidates` each of its sentences may not produce (bool [batch, k], on
-  /// the CPU): those outside the sentence's own lists, the frequent pieces and `forced`. So a
-  /// sentence's output is the same alone or in any batch. Undefined when none is blocked.
+  /// the CPU): those outside the sentence's own lists, the frequent pieces and its own `forced`
+  /// ids (forced[b] for row b; rows past forced.size() have none). So a sentence's output is
+  /// the same alone or in any batch. Undefined when none is blocked.
   at::Tensor blocked(const at::Tensor& src, const at::Tensor& candidates,
-                     const std::vector<int64_t>& forced = {}) const;
+                     const std::vector<std::vector<int64_t>>& forced = {}) const;
 
   int64_t src_vocab_size() const { return static_cast<int64_t>(by_source_.size()); }
   int64_t tgt_vocab_size() const { return tgt_vocab_size_; }

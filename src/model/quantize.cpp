@@ -21,13 +21,18 @@ using MakeTwin = std::function<std::shared_ptr<const cpu::InferenceLinear>(const
 
 /// Gives every linear layer of `model` the twin `make` builds; returns how many it gave.
 /// `what` names the option in errors ("--quantization int8").
-int64_t set_twins(Seq2Seq& model, const std::string& what, const MakeTwin& make) {
+/// Throws unless every parameter of `model` is on the CPU; `what` names the option.
+void require_cpu(Seq2Seq& model, const std::string& what) {
   for (const auto& parameter : model->parameters()) {
     if (!parameter.device().is_cpu()) {
       throw Error(what + " decodes on the CPU only (the model is on " + parameter.device().str() +
                   "); use --device cpu, or --precision bf16 on CUDA");
     }
   }
+}
+
+int64_t set_twins(Seq2Seq& model, const std::string& what, const MakeTwin& make) {
+  require_cpu(model, what);
   int64_t layers = 0;
   try {
     for (const auto& module : model->modules(/*include_self=*/false)) {
@@ -55,6 +60,7 @@ std::string quantize_int8(Seq2Seq& model) {
         "--quantization int8: this nmt was built without oneDNN (apt-get install libdnnl-dev, "
         "then rebuild); use --quantization none");
   }
+  require_cpu(model, "--quantization int8");  // before the tables change
   // CTranslate2 holds embedding tables in int8 as well and looks tokens up as q · (1 / scale):
   // the same values here (a shared table once), so that nmt's int8 decoding computes what its
   // CTranslate2 export does. Before the twins: a tied output projection quantizes this table

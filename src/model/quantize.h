@@ -14,8 +14,9 @@ namespace nmt {
 
 /// int8 weights (decode.quantization = int8, cpu/int8_linear.h): "int8 weights for 38 linear
 /// layers (oneDNN int8 on avx512_core_bf16, 8-bit activations)". The token embedding tables are
-/// replaced by their int8 values dequantized, as CTranslate2 looks them up. Throws when the
-/// build has no int8 backend.
+/// replaced by their int8 values dequantized, as CTranslate2 looks them up, for good
+/// (remove_twins does not restore them): for models loaded to decode. Throws when the build has
+/// no int8 backend.
 std::string quantize_int8(Seq2Seq& model);
 
 /// Whether pack_float32 can run here: a CPU with a packed GEMM kernel (cpu/packed_linear.h) and
