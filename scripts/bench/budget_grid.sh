@@ -5,7 +5,8 @@
 # the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/.
 #
 #   scripts/bench/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
-#     CORPUS   multi30k_en_de | small_parallel_enja (ja->en; scripts/get_corpus.sh fetches it)
+#     CORPUS   multi30k_en_de | small_parallel_enja (ja->en) | americasnlp_aym_es (aym->es) |
+#              classical_modern_zh (lzh->zh); scripts/get_corpus.sh fetches the last three
 #     SETTING  auto (configs/auto.json) | inherited (configs/multi30k_en_de.json) | any other
 #              name for a hand setting, with its --set overrides over the inherited recipe
 set -euo pipefail
@@ -13,12 +14,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 corpus=${1:?CORPUS}; minutes=${2:?MINUTES}; setting=${3:?SETTING}; shift 3
 case $corpus in
-  multi30k_en_de) data=(); test_split=test_2016_flickr; tgt=de ;;
+  multi30k_en_de) data=(); test_split=test_2016_flickr ;;
   small_parallel_enja)
     data=(--set data.dir=data/small_parallel_enja --set data.src_lang=ja --set data.tgt_lang=en
       --set data.train=train --set data.valid=dev)
-    test_split=test; tgt=en ;;
-  *) echo "budget_grid.sh: unknown corpus '$corpus' (multi30k_en_de, small_parallel_enja)" >&2
+    test_split=test ;;
+  americasnlp_aym_es)
+    data=(--set data.dir=data/americasnlp_aym_es --set data.src_lang=aym --set data.tgt_lang=es
+      --set data.train=train --set data.valid=dev)
+    test_split=test ;;
+  classical_modern_zh)
+    data=(--set data.dir=data/classical_modern_zh --set data.src_lang=lzh --set data.tgt_lang=zh
+      --set data.train=train --set data.valid=dev)
+    test_split=test ;;
+  *) echo "budget_grid.sh: unknown corpus '$corpus' (multi30k_en_de, small_parallel_enja," \
+       "americasnlp_aym_es, classical_modern_zh)" >&2
     exit 2 ;;
 esac
 config=configs/multi30k_en_de.json
@@ -41,7 +51,9 @@ fi
 mkdir -p "$out"
 build/nmt evaluate --checkpoint "$checkpoint" --beam 5 --length-penalty 2.0 --split "$test_split" \
   --json "$out/results.json" --hyp-dir "$out"
-cp "$run_dir/config.json" "$run_dir/metrics.jsonl" "$out/"
+cp "$run_dir/config.json" "$out/"
+gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
+/usr/bin/python3 scripts/host_info.py >"$out/host.json"
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 gzip -f "$out"/hyp.* 2>/dev/null || true
 echo "budget_grid.sh: $out"
