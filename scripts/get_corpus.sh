@@ -11,6 +11,9 @@
 #   americasnlp_aym_es   Aymara-Spanish, 6,531 / 996 / 1,003 (Global Voices news to train; the
 #                        AmericasNLP 2021 shared task's dev and test sets), github.com/AmericasNLP/
 #                        americasnlp2021 at commit d3f519c.
+#   minangnlp_min_id     Minangkabau-Indonesian, 11,571 / 1,600 / 3,200 (Wikipedia sentences,
+#                        lowercased and Moses-tokenized; Koto & Koto, PACLIC 2020),
+#                        github.com/fajri91/minangNLP at commit 15d5c00.
 #   classical_modern_zh  Classical-modern Chinese (lzh, zh), 961,538 / 3,000 / 3,000: every
 #                        sentence pair of NiuTrans/Classical-Modern's bilingual folder at commit
 #                        4e746ea, duplicates dropped, shuffled with seed 1 and split; a train pair
@@ -26,7 +29,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --from) [[ $# -ge 2 ]] || { echo "error: --from needs a git directory" >&2; exit 2; }
             from="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) args+=("$1"); shift ;;
   esac
@@ -58,13 +61,22 @@ case "$name" in
       paths[dev.$lang]=data/aymara-spanish/dev.$lang
       paths[test.$lang]=test_data/test.$lang
     done ;;
+  minangnlp_min_id)
+    url=https://github.com/fajri91/minangNLP
+    commit=15d5c00
+    langs="min id"
+    declare -A lines=([train]=11571 [dev]=1600 [test]=3200)
+    for split in train dev test; do
+      paths[$split.min]=translation/wiki_data/src_$split.txt
+      paths[$split.id]=translation/wiki_data/tgt_$split.txt
+    done ;;
   classical_modern_zh)
     url=https://github.com/NiuTrans/Classical-Modern
     commit=4e746ea
     langs="lzh zh"
     declare -A lines=([train]=961538 [dev]=3000 [test]=3000) ;;
   *) echo "error: unknown corpus '$name' (known: small_parallel_enja, americasnlp_aym_es," \
-       "classical_modern_zh)" >&2; exit 2 ;;
+       "minangnlp_min_id, classical_modern_zh)" >&2; exit 2 ;;
 esac
 
 complete() {

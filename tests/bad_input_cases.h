@@ -159,6 +159,9 @@ inline const std::vector<BadInputCase>& bad_input_cases() {
        R"(data.train=[{"source": "a.xx"}])"}, "data.train[0]: {\"source\":\"a.xx\"} is not a corpus"},
       {"data", "data-language-code-invalid", {"train", "--config", "{d}/tiny.json", "--set",
        "data.src_lang=e n"}, "data.src_lang = 'e n' is not a valid language code"},
+      {"data", "data-vocab-below-alphabet", {"train", "--config", "{d}/tiny.json", "--set",
+       "data.vocab_size=20", "--set",
+       "train.run_dir={d}/alphabet_run"}, "set data.vocab_size to at least 4"},
       {"data", "data-spm-model-special-ids", {"train", "--config", "{d}/tiny.json", "--set",
        "data.spm_model={d}/foreign.model"}, "spm_train --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3"},
 

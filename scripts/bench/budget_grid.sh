@@ -2,11 +2,13 @@
 # Runs one cell of the corpora x budgets table (docs/own_data.md): trains SETTING on
 # CORPUS for MINUTES on this host, evaluates the model scripts/run.sh would evaluate (averaged.pt,
 # or best.pt when the average validated worse) with beam 5 on the corpus's test set, and keeps
-# the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/.
+# the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/ (the hypotheses where
+# they are small), or failed.json with the error of a setting that cannot train on it.
 #
 #   scripts/bench/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
 #     CORPUS   multi30k_en_de | small_parallel_enja (ja->en) | americasnlp_aym_es (aym->es) |
-#              classical_modern_zh (lzh->zh); scripts/get_corpus.sh fetches the last three
+#              minangnlp_min_id (min->id) | classical_modern_zh (lzh->zh); scripts/get_corpus.sh
+#              fetches all but the first
 #     SETTING  auto (configs/auto.json) | inherited (configs/multi30k_en_de.json) | any other
 #              name for a hand setting, with its --set overrides over the inherited recipe
 set -euo pipefail
@@ -23,12 +25,16 @@ case $corpus in
     data=(--set data.dir=data/americasnlp_aym_es --set data.src_lang=aym --set data.tgt_lang=es
       --set data.train=train --set data.valid=dev)
     test_split=test ;;
+  minangnlp_min_id)
+    data=(--set data.dir=data/minangnlp_min_id --set data.src_lang=min --set data.tgt_lang=id
+      --set data.train=train --set data.valid=dev)
+    test_split=test ;;
   classical_modern_zh)
     data=(--set data.dir=data/classical_modern_zh --set data.src_lang=lzh --set data.tgt_lang=zh
       --set data.train=train --set data.valid=dev)
     test_split=test ;;
   *) echo "budget_grid.sh: unknown corpus '$corpus' (multi30k_en_de, small_parallel_enja," \
-       "americasnlp_aym_es, classical_modern_zh)" >&2
+       "americasnlp_aym_es, minangnlp_min_id, classical_modern_zh)" >&2
     exit 2 ;;
 esac
 config=configs/multi30k_en_de.json
@@ -40,8 +46,22 @@ if [[ -e $run_dir/last.pt ]]; then
   echo "budget_grid.sh: $run_dir already holds a run; remove it to run the cell again" >&2
   exit 1
 fi
-build/nmt train --config "$config" "${data[@]}" --set train.monitor_splits= \
-  --set train.max_minutes="$minutes" --set train.name="$name" "$@"
+# A setting that cannot train on the corpus is a result too: its error goes to failed.json.
+if ! build/nmt train --config "$config" "${data[@]}" --set train.monitor_splits= \
+    --set train.max_minutes="$minutes" --set train.name="$name" "$@" 2> >(tee "$run_dir.err" >&2)
+then
+  mkdir -p "$out"
+  /usr/bin/python3 -c 'import json, sys
+errors = [l.strip() for l in open(sys.argv[1]) if l.startswith("error:")]
+json.dump({"error": errors[-1] if errors else "nmt train failed", "command": sys.argv[2:]},
+          sys.stdout, ensure_ascii=False, indent=2)' "$run_dir.err" build/nmt train \
+    --config "$config" "${data[@]}" --set train.max_minutes="$minutes" "$@" >"$out/failed.json"
+  /usr/bin/python3 scripts/host_info.py >"$out/host.json"
+  rm -f "$run_dir.err"
+  echo "budget_grid.sh: $setting failed on $corpus; $out/failed.json" >&2
+  exit 1
+fi
+rm -f "$run_dir.err"
 checkpoint=$run_dir/averaged.pt
 if [[ ! -e $checkpoint ]] || [[ $(/usr/bin/python3 -c 'import json, sys
 records = [json.loads(l) for l in open(sys.argv[1]) if "\"averaged\"" in l]
@@ -56,4 +76,6 @@ gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
 /usr/bin/python3 scripts/host_info.py >"$out/host.json"
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 gzip -f "$out"/hyp.* 2>/dev/null || true
+# docs/ stays under 8 MB: hypotheses over 50 kB (3,000-line test sets) go; the scores stay.
+find "$out" -name 'hyp.*.gz' -size +50k -delete
 echo "budget_grid.sh: $out"

@@ -2,7 +2,7 @@
 """The corpora x budgets tables, generated from the cells that scripts/bench/budget_grid.sh
 keeps: docs/results/budget_<corpus>_<minutes>min/<setting>/ with the run's config.json, the test
 set's `nmt evaluate --json` results.json and host.json (scripts/host_info.py: the CPU the cell
-trained on).
+trained on); a setting that could not train holds failed.json (its error) and host.json.
 
 Usage:
   scripts/bench/budget_table.py            print the tables
@@ -43,6 +43,11 @@ def cells():
             continue
         for cell in sorted(folder.iterdir()):
             results = cell / "results.json"
+            if (cell / "failed.json").exists():
+                failed = load_json(cell / "failed.json")
+                failed["host"] = load_json(cell / "host.json")
+                found.append((match["corpus"], int(match["minutes"]), cell.name, None, failed))
+                continue
             if not results.exists():
                 continue
             entries = load_json(results)
@@ -82,6 +87,11 @@ def tables():
             "--- |"]
     groups = {}
     for corpus, minutes, setting, entry, config in cells():
+        if entry is None:
+            rows.append(f"| {corpus} | {minutes} min | {host(config)} | {setting} | failed: "
+                        f"{config['error'].replace('|', '/')} |" + " |" * 10)
+            groups.setdefault((corpus, minutes, host(config)), {})[setting] = None
+            continue
         data, train, model = config["data"], config["train"], config["model"]
         evaluated = Path(entry["checkpoint"]).stem
         rows.append(
@@ -97,17 +107,20 @@ def tables():
                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (corpus, minutes, on), scores in groups.items():
         auto, inherited = scores.get("auto"), scores.get("inherited")
-        others = {s: b for s, b in scores.items() if s != "auto"}
+        others = {s: b for s, b in scores.items() if s != "auto" and b is not None}
         best = max(others, key=others.get) if others else None
 
-        def cell(value):
-            return "—" if value is None else f"{value:.2f}"
+        def cell(value, setting=None):
+            if value is None:
+                return "failed" if setting in scores else "—"
+            return f"{value:.2f}"
 
         def delta(a, b):
             return "—" if a is None or b is None else f"{a - b:+.2f}"
 
         summary.append(
-            f"| {corpus} | {minutes} min | {on} | {cell(auto)} | {cell(inherited)} | "
+            f"| {corpus} | {minutes} min | {on} | {cell(auto, 'auto')} | "
+            f"{cell(inherited, 'inherited')} | "
             f"{delta(auto, inherited)} | {best or '—'} {cell(others.get(best))} | "
             f"{delta(auto, others.get(best))} |")
     return "\n".join(rows), "\n".join(summary)

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <regex>
 #include <thread>
 #include <unordered_map>
 
@@ -79,6 +80,22 @@ std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data
   return args;
 }
 
+/// SentencePiece's reason, in nmt's keys where it names its own command-line flags: a vocabulary
+/// smaller than the characters it must keep (Chinese and Japanese corpora have thousands).
+std::string explain_failure(const std::string& reason, const DataConfig& data) {
+  static const std::regex too_small(
+      R"(Vocabulary size is smaller than required_chars\. \d+ vs (\d+))");
+  std::smatch match;
+  if (!std::regex_search(reason, match, too_small)) return reason;
+  char coverage[32];
+  std::snprintf(coverage, sizeof coverage, "%g", data.character_coverage);
+  return "the corpus has " + match[1].str() + " characters and special pieces that " +
+         "data.character_coverage=" + coverage + " keeps, more than data.vocab_size allows: set " +
+         "data.vocab_size to at least " + match[1].str() + " (\"auto\" sizes it above the " +
+         "alphabet), or lower data.character_coverage (0.9995 is usual for Chinese and Japanese: " +
+         "the rarest characters become <unk>)";
+}
+
 /// Trains one model on the given corpora and returns its serialized proto.
 std::string train_model(const DataConfig& data,
                         std::vector<const std::vector<std::string>*> corpora,
@@ -94,7 +111,7 @@ std::string train_model(const DataConfig& data,
     throw Error("training the " + what +
                 " SentencePiece model (data.vocab_type=" + choice_name(data.vocab_type) +
                 ", data.vocab_size=" + std::to_string(data.vocab_size) +
-                ") failed: " + status.ToString());
+                ") failed: " + explain_failure(status.ToString(), data));
   }
   return proto;
 }
