@@ -71,6 +71,15 @@ def host(config):
     return " ".join(words) or config["host"]["cpu"]
 
 
+def failed_label(corpus, failed):
+    """The cells' label of a corpus ("small_parallel_enja (ja-en, test)") from the languages its
+    failed command set, or the corpus alone where it set none."""
+    langs = dict(arg.split("=", 1) for arg in failed.get("command", []) if "_lang=" in arg)
+    if "data.src_lang" not in langs or "data.tgt_lang" not in langs:
+        return corpus
+    return f"{corpus} ({langs['data.src_lang']}-{langs['data.tgt_lang']}, test)"
+
+
 def estimated_steps(config):
     """The steps auto expected (its data.batch_tokens reason: "... about 2,572 steps of ..."), as
     " (est. 2,572)", or "" for a cell auto did not size."""
@@ -88,8 +97,9 @@ def tables():
     groups = {}
     for corpus, minutes, setting, entry, config in cells():
         if entry is None:
-            rows.append(f"| {corpus} | {minutes} min | {host(config)} | {setting} | failed: "
-                        f"{config['error'].replace('|', '/')} |" + " |" * 10)
+            error = re.sub(r"^error: ", "", config["error"]).replace("|", "/")
+            rows.append(f"| {failed_label(corpus, config)} | {minutes} min | {host(config)} | "
+                        f"{setting} | failed: {error} |" + " |" * 10)
             groups.setdefault((corpus, minutes, host(config)), {})[setting] = None
             continue
         data, train, model = config["data"], config["train"], config["model"]
