@@ -47,15 +47,14 @@ if [[ -e $run_dir/last.pt ]]; then
   exit 1
 fi
 # A setting that cannot train on the corpus is a result too: its error goes to failed.json.
-if ! build/nmt train --config "$config" "${data[@]}" --set train.monitor_splits= \
-    --set train.max_minutes="$minutes" --set train.name="$name" "$@" 2> >(tee "$run_dir.err" >&2)
-then
+train=(build/nmt train --config "$config" "${data[@]}" --set train.max_minutes="$minutes" "$@")
+if ! "${train[@]}" --set train.monitor_splits= --set train.name="$name" \
+    2> >(tee "$run_dir.err" >&2); then
   mkdir -p "$out"
   /usr/bin/python3 -c 'import json, sys
 errors = [l.strip() for l in open(sys.argv[1]) if l.startswith("error:")]
 json.dump({"error": errors[-1] if errors else "nmt train failed", "command": sys.argv[2:]},
-          sys.stdout, ensure_ascii=False, indent=2)' "$run_dir.err" build/nmt train \
-    --config "$config" "${data[@]}" --set train.max_minutes="$minutes" "$@" >"$out/failed.json"
+          sys.stdout, ensure_ascii=False, indent=2)' "$run_dir.err" "${train[@]}" >"$out/failed.json"
   /usr/bin/python3 scripts/host_info.py >"$out/host.json"
   rm -f "$run_dir.err"
   echo "budget_grid.sh: $setting failed on $corpus; $out/failed.json" >&2
