@@ -39,6 +39,7 @@ inline nlohmann::json every_field_changed() {
             {"vocab_type", "bpe"},
             {"joint_vocab", false},
             {"character_coverage", 0.9995},
+            {"normalization", "identity"},
             {"spm_sentences", 5000},
             {"spm_characters", 70000},
             {"max_len", 50},

@@ -24,22 +24,22 @@ using nlohmann::json;
 
 /// A config whose every auto-sized key is "auto", with a time budget of `minutes`.
 Config all_auto(double minutes) {
-  Config config =
-      config_from_json(json{{"model",
-                             {{"d_model", "auto"},
-                              {"n_heads", "auto"},
-                              {"encoder_layers", "auto"},
-                              {"decoder_layers", "auto"},
-                              {"d_ff", "auto"},
-                              {"dropout", "auto"}}},
-                            {"data", {{"vocab_size", "auto"}, {"batch_tokens", "auto"}}},
-                            {"train",
-                             {{"lr", "auto"},
-                              {"warmup", "auto"},
-                              {"label_smoothing", "auto"},
-                              {"max_epochs", 0},
-                              {"max_minutes", minutes}}}},
-                       "test");
+  Config config = config_from_json(
+      json{{"model",
+            {{"d_model", "auto"},
+             {"n_heads", "auto"},
+             {"encoder_layers", "auto"},
+             {"decoder_layers", "auto"},
+             {"d_ff", "auto"},
+             {"dropout", "auto"}}},
+           {"data", {{"vocab_size", "auto"}, {"normalization", "auto"}, {"batch_tokens", "auto"}}},
+           {"train",
+            {{"lr", "auto"},
+             {"warmup", "auto"},
+             {"label_smoothing", "auto"},
+             {"max_epochs", 0},
+             {"max_minutes", minutes}}}},
+      "test");
   return config;
 }
 
@@ -184,6 +184,18 @@ TEST(AutoRecipe, TheVocabularyHoldsTheAlphabet) {
   EXPECT_NE(why(done, "data.vocab_size").find("alphabet"), std::string::npos);
 }
 
+TEST(AutoRecipe, FullWidthPunctuationInTheTargetKeepsTheTextAsWritten) {
+  CorpusProfile chinese = latin_corpus(20000);
+  EXPECT_EQ(sized(all_auto(10), chinese).data.normalization, Normalization::kNmtNfkc);
+  chinese.tgt_fullwidth = chinese.tgt_chars / 15;  // modern Chinese: a "，" in every 15
+  const Config done = sized(all_auto(10), chinese);
+  EXPECT_EQ(done.data.normalization, Normalization::kIdentity);
+  EXPECT_NE(why(done, "data.normalization").find("full-width"), std::string::npos);
+  // A few in an English target (a pasted "？") stay under 1 in 1,000.
+  chinese.tgt_fullwidth = chinese.tgt_chars / 2000;
+  EXPECT_EQ(sized(all_auto(10), chinese).data.normalization, Normalization::kNmtNfkc);
+}
+
 TEST(AutoRecipe, RegularisationFollowsTheEpochsTheBudgetAllows) {
   const CorpusProfile corpus = latin_corpus(29000);
   const Config ten = sized(all_auto(10), corpus);
@@ -234,7 +246,7 @@ TEST(AutoRecipe, WithoutABudgetThereIsNothingToSizeFor) {
 TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
   const auto dir = temp_dir("auto_profile");
   std::ofstream(dir / "a.src") << "ab\ncab\n";
-  std::ofstream(dir / "a.tgt") << "日本\nxy\n";
+  std::ofstream(dir / "a.tgt") << "日本\nx，y\n";
   DataConfig data;
   CorpusSpec files;
   files.kind = CorpusKind::kFiles;
@@ -245,11 +257,12 @@ TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
   EXPECT_EQ(corpus.pairs, 2);
   EXPECT_EQ(corpus.src_chars, 5);
   EXPECT_EQ(corpus.src_bytes, 5);
-  EXPECT_EQ(corpus.tgt_chars, 4);
-  EXPECT_EQ(corpus.tgt_bytes, 8);
+  EXPECT_EQ(corpus.tgt_chars, 5);
+  EXPECT_EQ(corpus.tgt_bytes, 11);
   EXPECT_EQ(corpus.src_alphabet, 3);
-  EXPECT_EQ(corpus.tgt_alphabet, 4);
-  EXPECT_EQ(corpus.joint_alphabet, 7);
+  EXPECT_EQ(corpus.tgt_alphabet, 5);
+  EXPECT_EQ(corpus.joint_alphabet, 8);
+  EXPECT_EQ(corpus.tgt_fullwidth, 1);  // "，" (U+FF0C)
 }
 
 TEST(AutoTrain, TheLogAndConfigJsonGiveEveryChoiceAndAResumeKeepsThem) {

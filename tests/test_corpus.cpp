@@ -255,5 +255,36 @@ TEST(Corpus, PrepareTokenizerTrainsOnceThenLoads) {
   EXPECT_EQ(second.serialized(), first.serialized());
 }
 
+TEST(Corpus, TargetsWithFullWidthPunctuationWarnThatNfkcDropsIt) {
+  const auto dir = test::temp_dir("corpus_fullwidth");
+  const DataConfig plain = test::tiny_data();
+  TokenizerReport report;
+  prepare_tokenizer(plain, dir / "plain", nullptr, &report);
+  EXPECT_GT(report.tgt_chars, 0);
+  EXPECT_EQ(report.tgt_fullwidth, 0);
+  EXPECT_EQ(normalization_warning(plain, report), "");
+  // The same German written with Chinese punctuation: "，" and "？" on every line.
+  std::ifstream in(fs::path(NMT_FIXTURES_DIR) / "tiny.de");
+  std::ofstream out(dir / "tiny.fw");
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    out << "\xEF\xBC\x8C" << line << "\xEF\xBC\x9F\n";
+  }
+  out.close();
+  DataConfig data = plain;
+  CorpusSpec files;
+  files.kind = CorpusKind::kFiles;
+  files.src = (fs::path(NMT_FIXTURES_DIR) / "tiny.en").string();
+  files.tgt = (dir / "tiny.fw").string();
+  data.train = {files};
+  prepare_tokenizer(data, dir / "nfkc", nullptr, &report);
+  EXPECT_EQ(report.tgt_fullwidth, int64_t(2 * lines));
+  const std::string warning = normalization_warning(data, report);
+  EXPECT_NE(warning.find("data.normalization=nmt_nfkc makes ASCII"), std::string::npos) << warning;
+  data.normalization = Normalization::kIdentity;
+  prepare_tokenizer(data, dir / "identity", nullptr, &report);
+  EXPECT_EQ(normalization_warning(data, report), "");
+}
+
 }  // namespace
 }  // namespace nmt

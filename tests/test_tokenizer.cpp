@@ -162,6 +162,27 @@ TEST(Tokenizer, SerializedAndFileModelsMatchTheTrainedOnes) {
   EXPECT_TRUE(joint.joint());
 }
 
+TEST(Tokenizer, IdentityNormalizationKeepsFullWidthPunctuation) {
+  // German targets written with Chinese punctuation: "，" and "？" in every sentence.
+  std::vector<std::string> tgt = fixture_train().tgt;
+  for (auto& line : tgt) line = "\xEF\xBC\x8C" + line + "\xEF\xBC\x9F";  // "，" ... "？"
+  const std::string written =
+      "\xEF\xBC\x8C"
+      "zwei Hunde"
+      "\xEF\xBC\x9F";
+  DataConfig data = fixture_config("unigram", true);
+  const Tokenizer nfkc =
+      Tokenizer::train(data, fixture_train().src, tgt, test::temp_dir("tok_nfkc"));
+  EXPECT_EQ(nfkc.decode_tgt(nfkc.encode_tgt(written)), ",zwei Hunde?");
+  data.normalization = Normalization::kIdentity;
+  const Tokenizer identity =
+      Tokenizer::train(data, fixture_train().src, tgt, test::temp_dir("tok_identity"));
+  EXPECT_EQ(identity.decode_tgt(identity.encode_tgt(written)), written);
+  // The rule travels in the model: a reloaded tokenizer keeps the punctuation too.
+  const Tokenizer restored = Tokenizer::from_serialized(identity.serialized());
+  EXPECT_EQ(restored.decode_tgt(restored.encode_tgt(written)), written);
+}
+
 TEST(Tokenizer, MissingOrCorruptModelIsAnErrorNamingTheFile) {
   const auto dir = test::temp_dir("tok_errors");
   test::expect_error([&] { Tokenizer::load({dir / "absent.model"}); },

@@ -82,6 +82,8 @@ int run_prepare(int argc, char** argv) {
   const Tokenizer tokenizer = prepare_tokenizer(data, run_dir, nullptr, &tokenizer_report);
   const double tokenizer_s = seconds_since(start);
   print_tokenizer(tokenizer, data, run_dir, tokenizer_report, tokenizer_s);
+  const std::string warning = normalization_warning(data, tokenizer_report);
+  if (!warning.empty()) std::cerr << warning << "\n";
 
   EncodedCorpusReport corpus_report;
   TrainCorpus train = prepare_encoded_corpus(data, tokenizer, run_dir, &corpus_report);

@@ -222,9 +222,9 @@ std::vector<AutoChoice> auto_choices_from_json(const json& record, const std::st
 
 const std::vector<std::string>& auto_sized_keys() {
   static const std::vector<std::string> keys = {
-      "data.vocab_size",       "data.batch_tokens",    "model.d_model", "model.n_heads",
-      "model.encoder_layers",  "model.decoder_layers", "model.d_ff",    "model.dropout",
-      "train.label_smoothing", "train.warmup",         "train.lr"};
+      "data.vocab_size", "data.normalization",    "data.batch_tokens",    "model.d_model",
+      "model.n_heads",   "model.encoder_layers",  "model.decoder_layers", "model.d_ff",
+      "model.dropout",   "train.label_smoothing", "train.warmup",         "train.lr"};
   return keys;
 }
 

@@ -27,6 +27,7 @@ enum class Activation { kRelu, kGelu };                             ///< relu | 
 enum class Norm { kPost, kPre };                                    ///< post | pre
 enum class Positions { kLearned, kSinusoidal };                     ///< learned | sinusoidal
 enum class VocabType { kUnigram, kBpe };                            ///< unigram | bpe
+enum class Normalization { kNmtNfkc, kNfkc, kIdentity };            ///< nmt_nfkc | nfkc | identity
 enum class Precision { kAuto, kFp32, kBf16 };                       ///< auto | fp32 | bf16
 enum class DecayOn { kAll, kMatrices, kLinear };                    ///< all | matrices | linear
 enum class Schedule { kInverseSqrt, kConstant, kLinear, kCosine };  ///< inverse_sqrt | ...
@@ -56,6 +57,13 @@ template <>
 struct ChoiceNames<VocabType> {
   static constexpr std::pair<VocabType, const char*> names[] = {{VocabType::kUnigram, "unigram"},
                                                                 {VocabType::kBpe, "bpe"}};
+};
+template <>
+struct ChoiceNames<Normalization> {
+  static constexpr std::pair<Normalization, const char*> names[] = {
+      {Normalization::kNmtNfkc, "nmt_nfkc"},
+      {Normalization::kNfkc, "nfkc"},
+      {Normalization::kIdentity, "identity"}};
 };
 template <>
 struct ChoiceNames<Precision> {
@@ -213,6 +221,11 @@ struct DataConfig {
   VocabType vocab_type = VocabType::kUnigram;  ///< unigram | bpe
   bool joint_vocab = true;                     ///< one SentencePiece model for both languages
   double character_coverage = 1.0;             ///< SentencePiece character coverage
+  /// SentencePiece's normalisation of both sides, kept in its model: nmt_nfkc (NFKC, plus
+  /// whitespace and control characters) | nfkc | identity (the text as written). NFKC maps
+  /// full-width punctuation to ASCII ("，" to ","), so a model then writes Chinese and Japanese
+  /// with ASCII commas, question marks and colons its references do not have.
+  Normalization normalization = Normalization::kNmtNfkc;
   /// Each SentencePiece model trains on at most this many sentences: a random sample of the
   /// training lines (half as many lines for a joint model, which takes both sides), drawn across
   /// all data.train corpora with a generator seeded from data.seed and bounded by
@@ -248,7 +261,7 @@ struct DataConfig {
     f("spm_model_tgt", spm_model_tgt), f("vocab_size", vocab_size, Option().range(16, 1000000));
     f("vocab_type", vocab_type), f("joint_vocab", joint_vocab);
     f("character_coverage", character_coverage, Option().range(0.9, 1)),
-        f("spm_sentences", spm_sentences, Option().range(1));
+        f("normalization", normalization), f("spm_sentences", spm_sentences, Option().range(1));
     f("spm_characters", spm_characters, Option().range(1)),
         f("max_len", max_len, Option().range(1));
     f("batch_tokens", batch_tokens, Option().range(1)),

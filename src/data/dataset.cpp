@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/languages.h"
+#include "core/utf8.h"
 #include "data/corpus.h"
 #include "data/language_tags.h"
 
@@ -235,6 +236,10 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   done.sentences = sample.sentences;
   done.characters = sample.characters;
   done.threads = spm_train_threads(done.sentences);
+  for (const auto& line : sample.tgt) {
+    for (const char32_t c : utf8_decode(line))
+      ++done.tgt_chars, done.tgt_fullwidth += is_fullwidth_ascii(c);
+  }
   Tokenizer tokenizer = Tokenizer::train(data, sample.src, sample.tgt, run_dir);
   done.read_seconds = std::chrono::duration<double>(sampled - start).count();
   done.train_seconds = std::chrono::duration<double>(Clock::now() - sampled).count();
@@ -242,6 +247,20 @@ Tokenizer prepare_tokenizer(const DataConfig& data, const fs::path& run_dir, boo
   attach_word_casing(tokenizer, data, run_dir, &sample);
   if (report) *report = done;
   return tokenizer;
+}
+
+std::string normalization_warning(const DataConfig& data, const TokenizerReport& report) {
+  if (!report.trained || data.normalization == Normalization::kIdentity ||
+      !writes_fullwidth(report.tgt_fullwidth, report.tgt_chars)) {
+    return "";
+  }
+  return "warning: " + std::to_string(report.tgt_fullwidth) + " of the " +
+         std::to_string(report.tgt_chars) +
+         " target characters the tokenizer trained on are full-width forms such as \"，\" and "
+         "\"？\", which data.normalization=" +
+         choice_name(data.normalization) +
+         " makes ASCII: translations will have \",\" and \"?\" where the references keep "
+         "them. data.normalization=identity (or \"auto\") keeps the text as written";
 }
 
 std::string describe(const std::string& split, const FilterStats& stats) {

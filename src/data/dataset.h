@@ -92,15 +92,22 @@ std::vector<Example> epoch_examples(const DataConfig& data, const EncodedSplit& 
 
 /// How prepare_tokenizer came by the tokenizer.
 struct TokenizerReport {
-  bool trained = false;      ///< trained now (else copied from data.spm_model or loaded)
-  size_t lines = 0;          ///< trained: lines with a non-empty side read from data.train
-  size_t sampled = 0;        ///< trained: of those, the lines SentencePiece trained on
-  size_t sentences = 0;      ///< trained: the sentences of the (larger) model, of those lines
-  size_t characters = 0;     ///< trained: their characters (Unicode code points)
-  int64_t threads = 0;       ///< trained: SentencePiece threads (spm_train_threads)
-  double read_seconds = 0;   ///< trained: reading and sampling the corpora
-  double train_seconds = 0;  ///< trained: SentencePiece training
+  bool trained = false;       ///< trained now (else copied from data.spm_model or loaded)
+  size_t lines = 0;           ///< trained: lines with a non-empty side read from data.train
+  size_t sampled = 0;         ///< trained: of those, the lines SentencePiece trained on
+  size_t sentences = 0;       ///< trained: the sentences of the (larger) model, of those lines
+  size_t characters = 0;      ///< trained: their characters (Unicode code points)
+  int64_t threads = 0;        ///< trained: SentencePiece threads (spm_train_threads)
+  double read_seconds = 0;    ///< trained: reading and sampling the corpora
+  double train_seconds = 0;   ///< trained: SentencePiece training
+  int64_t tgt_chars = 0;      ///< trained: characters of the sampled target sides
+  int64_t tgt_fullwidth = 0;  ///< trained: of those, full-width forms (core/utf8.h)
 };
+
+/// A warning when the tokenizer just trained normalises full-width punctuation that its
+/// targets write by convention (Chinese "，"): every translation would have ASCII in its place.
+/// Empty otherwise.
+std::string normalization_warning(const DataConfig& data, const TokenizerReport& report);
 
 /// The file in a run directory that holds the word casing learned from its training sources.
 inline constexpr const char* kWordCasingFile = "word_casing.json";

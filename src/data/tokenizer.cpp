@@ -61,7 +61,7 @@ std::unordered_map<std::string, std::string> trainer_args(const DataConfig& data
       {"model_type", choice_name(data.vocab_type)},
       {"vocab_size", std::to_string(data.vocab_size)},
       {"character_coverage", std::to_string(data.character_coverage)},
-      {"normalization_rule_name", "nmt_nfkc"},
+      {"normalization_rule_name", choice_name(data.normalization)},
       {"pad_id", std::to_string(kPadId)},
       {"pad_piece", "<pad>"},
       {"unk_id", std::to_string(kUnkId)},

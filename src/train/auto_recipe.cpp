@@ -112,6 +112,7 @@ class Sizer {
     if (corpus_.pairs == 0) throw Error("\"auto\": the training corpus has no pairs");
     size_shape();
     size_vocabulary();
+    size_normalization();
     size_regularisation();
     size_batches();
     size_schedule();
@@ -174,6 +175,21 @@ class Sizer {
       why += ", raised to the " + thousands(double(alphabet)) + "-character alphabet + 500";
     }
     choose("data.vocab_size", data.vocab_size, why);
+  }
+
+  /// Normalisation: the tuned nmt_nfkc, or the text as written (identity) where at least 1 in
+  /// 1,000 target characters is a full-width form that NFKC would make ASCII: Chinese and
+  /// Japanese write "，" and "？", and their references keep them.
+  void size_normalization() {
+    if (!wants("data.normalization")) return;
+    const bool keep = writes_fullwidth(corpus_.tgt_fullwidth, corpus_.tgt_chars);
+    config_.data.normalization = keep ? Normalization::kIdentity : Normalization::kNmtNfkc;
+    const std::string counted = thousands(double(corpus_.tgt_fullwidth)) + " of " +
+                                thousands(double(corpus_.tgt_chars)) +
+                                " target characters are full-width forms NFKC makes ASCII";
+    choose("data.normalization", choice_name(config_.data.normalization),
+           keep ? "the text as written: " + counted + " (at least 1 in 1,000)"
+                : "nmt_nfkc (the tuned value): " + counted + " (under 1 in 1,000)");
   }
 
   /// Dropout and label smoothing from the epochs the budget allows: the tuned 0.15 and 0.2 at
@@ -257,7 +273,10 @@ CorpusProfile profile_corpus(const DataConfig& data) {
       profile.src_bytes += int64_t(src.size());
       profile.tgt_bytes += int64_t(tgt.size());
       for (const char32_t c : utf8_decode(src)) src_alphabet.insert(c), ++profile.src_chars;
-      for (const char32_t c : utf8_decode(tgt)) tgt_alphabet.insert(c), ++profile.tgt_chars;
+      for (const char32_t c : utf8_decode(tgt)) {
+        tgt_alphabet.insert(c), ++profile.tgt_chars;
+        profile.tgt_fullwidth += is_fullwidth_ascii(c);
+      }
     }
   }
   profile.src_alphabet = int64_t(src_alphabet.size());

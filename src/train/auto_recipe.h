@@ -21,6 +21,8 @@ struct CorpusProfile {
   int64_t src_alphabet = 0;              ///< distinct characters of the sources
   int64_t tgt_alphabet = 0;              ///< distinct characters of the targets
   int64_t joint_alphabet = 0;            ///< distinct characters of both sides
+  /// Target characters NFKC rewrites as ASCII: the full-width forms U+FF01-U+FF5E ("，", "？")
+  int64_t tgt_fullwidth = 0;
 };
 
 /// Reads every data.train corpus once. Errors name the file as the corpus readers do.

@@ -53,6 +53,7 @@ void adopt_parent_config(const Parent& parent, Config& config) {
   config.data.vocab_type = was.data.vocab_type;
   config.data.joint_vocab = was.data.joint_vocab;
   config.data.character_coverage = was.data.character_coverage;
+  config.data.normalization = was.data.normalization;
   config.model.src_vocab_size = was.model.src_vocab_size;
   config.model.tgt_vocab_size = was.model.tgt_vocab_size;
   // Dropout rates only regularise training; every other model key shapes the weights or what

@@ -28,9 +28,10 @@ std::filesystem::path parent_checkpoint(const std::filesystem::path& path, InitK
 Parent load_parent(const std::filesystem::path& path, InitKeep keep, const at::Device& device);
 
 /// Makes `config` a fine-tuning of `parent`: takes over the parent's tokenizer settings
-/// (data.vocab_size, vocab_type, joint_vocab, character_coverage) and vocabulary sizes, then
-/// checks that the model sections agree (only the dropout rates may differ): an nmt::Error
-/// names the first key that differs. data.spm_model is an error (the tokenizer is the parent's).
+/// (data.vocab_size, vocab_type, joint_vocab, character_coverage, normalization) and vocabulary
+/// sizes, then checks that the model sections agree (only the dropout rates may differ): an
+/// nmt::Error names the first key that differs. data.spm_model is an error (the tokenizer is the
+/// parent's).
 void adopt_parent_config(const Parent& parent, Config& config);
 
 /// Writes the parent's tokenizer into `run_dir` as Tokenizer::model_files(config.data,

@@ -222,7 +222,10 @@ RunDirReport Trainer::Impl::prepare_run_dir(bool resume, std::ostream& console,
   env_.log = std::make_unique<RunLog>(env_.dir, console);
   if (resume || !tidied.discarded.empty()) log_tidy_report(tidied, resume ? &recorded : nullptr);
   if (parent != nullptr) write_parent_files(*parent);
-  env_.tokenizer.emplace(prepare_tokenizer(env_.config.data, env_.dir));
+  TokenizerReport tokenizer_report;
+  env_.tokenizer.emplace(prepare_tokenizer(env_.config.data, env_.dir, nullptr, &tokenizer_report));
+  const std::string warning = normalization_warning(env_.config.data, tokenizer_report);
+  if (!warning.empty()) env_.log->line(warning);
   if (const auto casing = env_.tokenizer->word_casing()) {
     env_.log->line("word casing of the training sources (" + std::string(kWordCasingFile) +
                    "): " + casing->summary());
