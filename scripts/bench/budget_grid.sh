@@ -2,8 +2,9 @@
 # Runs one cell of the corpora x budgets table (docs/own_data.md): trains SETTING on
 # CORPUS for MINUTES on this host, evaluates the model scripts/run.sh would evaluate (averaged.pt,
 # or best.pt when the average validated worse) with beam 5 on the corpus's test set, and keeps
-# the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/ (the hypotheses where
-# they are small), or failed.json with the error of a setting that cannot train on it.
+# the run's files in docs/results/budget_<corpus>_<minutes>min/<setting>/ (auto's and
+# inherited's hypotheses where they are small), or failed.json with the error of a setting that
+# cannot train on it.
 #
 #   scripts/bench/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
 #     CORPUS   multi30k_en_de | small_parallel_enja (ja->en) | americasnlp_aym_es (aym->es) |
@@ -75,6 +76,8 @@ gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
 /usr/bin/python3 scripts/host_info.py >"$out/host.json"
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 gzip -f "$out"/hyp.* 2>/dev/null || true
-# docs/ stays under 8 MB: hypotheses over 50 kB (3,000-line test sets) go; the scores stay.
+# docs/ stays under 8 MB: only auto's and the inherited recipe's hypotheses stay, and not over
+# 50 kB (3,000-line test sets); every cell keeps its scores.
+[[ $setting == auto || $setting == inherited ]] || rm -f "$out"/hyp.*
 find "$out" -name 'hyp.*.gz' -size +50k -delete
 echo "budget_grid.sh: $out"

@@ -14,6 +14,8 @@ evaluated (averaged.pt, or best.pt when the average validated worse), its step (
 auto expected from the budget and the host's speed), and the values of the keys that auto sizes.
 docs/own_data.md gets a row per corpus x budget x host (cells on different hosts train
 different numbers of steps): auto against the inherited recipe and against the best setting run.
+A hand setting whose config is auto's (the same values, another run name) is a second run of auto:
+auto's score is the mean of its runs, and the replicate is no rival to it.
 """
 
 import argparse
@@ -88,41 +90,64 @@ def estimated_steps(config):
     return f" (est. {match[1]})" if match else ""
 
 
+def recipe(config):
+    """What a run trains with: its config less its name, the auto record and the host."""
+    kept = {k: v for k, v in config.items() if k not in ("auto", "host")}
+    kept["train"] = {k: v for k, v in kept["train"].items() if k != "name"}
+    return kept
+
+
 def tables():
     """(the cells' table, the summary's table)."""
-    rows = ["| corpus | budget | host | setting | test BLEU | chrF | model | step | vocab | shape | "
-            "dropout | label smoothing | batch tokens | lr | warmup |",
+    rows = ["| corpus | budget | host | setting | test BLEU | chrF | model | step | vocab | "
+            "normalization | shape | dropout | label smoothing | batch tokens | lr | warmup |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
-            "--- |"]
+            "--- | --- |"]
     groups = {}
-    for corpus, minutes, setting, entry, config in cells():
+    found = cells()
+    autos = {(c, m, host(cfg)): recipe(cfg) for c, m, s, e, cfg in found if s == "auto" and e}
+    replicas = {(c, m, s) for c, m, s, e, cfg in found
+                if s != "auto" and e and autos.get((c, m, host(cfg))) == recipe(cfg)}
+    for corpus, minutes, setting, entry, config in found:
         if entry is None:
             error = re.sub(r"^error: ", "", config["error"]).replace("|", "/")
             rows.append(f"| {failed_label(corpus, config)} | {minutes} min | {host(config)} | "
-                        f"{setting} | failed: {error} |" + " |" * 10)
+                        f"{setting} | failed: {error} |" + " |" * 11)
             groups.setdefault((corpus, minutes, host(config)), {})[setting] = None
             continue
         data, train, model = config["data"], config["train"], config["model"]
         evaluated = Path(entry["checkpoint"]).stem
+        label = " (= auto)" if (corpus, minutes, setting) in replicas else ""
         rows.append(
             f"| {corpus} ({entry['direction']}, {entry['test_set']}) | {minutes} min | "
-            f"{host(config)} | {setting} "
+            f"{host(config)} | {setting}{label} "
             f"| {entry['bleu']:.2f} | {entry['chrf']:.2f} | {evaluated} | {entry['step']:,}{estimated_steps(config)} | "
-            f"{data['vocab_size']:,} | {shape(config)} | {model['dropout']:g} | "
+            f"{data['vocab_size']:,} | {data.get('normalization', 'nmt_nfkc')} | "
+            f"{shape(config)} | {model['dropout']:g} | "
             f"{train['label_smoothing']:g} | {data['batch_tokens']:,} | {train['lr']:g} | "
             f"{train['warmup']} |")
-        groups.setdefault((corpus, minutes, host(config)), {})[setting] = entry["bleu"]
+        group = groups.setdefault((corpus, minutes, host(config)), {})
+        if (corpus, minutes, setting) in replicas:
+            group.setdefault("auto runs", []).append(entry["bleu"])
+        else:
+            group[setting] = entry["bleu"]
+            if setting == "auto":
+                group.setdefault("auto runs", []).insert(0, entry["bleu"])
     summary = ["| corpus | budget | host | auto | inherited | auto − inherited | "
                "best other setting | auto − best |",
                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (corpus, minutes, on), scores in groups.items():
-        auto, inherited = scores.get("auto"), scores.get("inherited")
+        runs = scores.pop("auto runs", [])
+        auto = sum(runs) / len(runs) if runs else scores.get("auto")
+        inherited = scores.get("inherited")
         others = {s: b for s, b in scores.items() if s != "auto" and b is not None}
         best = max(others, key=others.get) if others else None
 
         def cell(value, setting=None):
             if value is None:
                 return "failed" if setting in scores else "—"
+            if setting == "auto" and len(runs) > 1:
+                return f"{value:.2f} (mean of {', '.join(f'{r:.2f}' for r in runs)})"
             return f"{value:.2f}"
 
         def delta(a, b):
