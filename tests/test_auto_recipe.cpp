@@ -217,9 +217,13 @@ TEST(AutoRecipe, RegularisationFollowsTheEpochsTheBudgetAllows) {
 TEST(AutoRecipe, BatchesAndShapeFollowTheBudget) {
   const CorpusProfile corpus = latin_corpus(300000);
   const Config three = sized(all_auto(3), corpus);
-  EXPECT_EQ(three.data.batch_tokens, 1024);  // under 1,000 steps of 2,048
+  EXPECT_EQ(three.data.batch_tokens, 1024);  // under 4,000 steps of 2,048
   EXPECT_NEAR(three.train.lr, 1.5e-3 / std::sqrt(2.0), 1e-5);
   EXPECT_EQ(three.model.d_model, 256);
+  // Multi30k's size: 10 minutes (about 2,700 steps here) take more, smaller steps; the hour
+  // (about 16,000) keeps the tuned batches.
+  EXPECT_EQ(sized(all_auto(10), latin_corpus(29000)).data.batch_tokens, 1024);
+  EXPECT_EQ(sized(all_auto(60), latin_corpus(29000)).data.batch_tokens, 2048);
   // A GPU's hour (40x this host) on 300,000 pairs: Transformer base, wider batches, lower lr.
   const Config gpu = sized(all_auto(60), corpus, HostSpeed{40 * 240e9, "test"});
   EXPECT_EQ(gpu.model.d_model, 512);

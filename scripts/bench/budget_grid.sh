@@ -76,7 +76,7 @@ gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
 /usr/bin/python3 scripts/host_info.py >"$out/host.json"
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 gzip -f "$out"/hyp.* 2>/dev/null || true
-# docs/ stays under 8 MB: only auto's and the inherited recipe's hypotheses stay, and not over
+# docs/ stays about 8 MB: only auto's and the inherited recipe's hypotheses stay, and not over
 # 50 kB (3,000-line test sets); every cell keeps its scores.
 [[ $setting == auto || $setting == inherited ]] || rm -f "$out"/hyp.*
 find "$out" -name 'hyp.*.gz' -size +50k -delete

@@ -14,11 +14,13 @@ evaluated (averaged.pt, or best.pt when the average validated worse), its step (
 auto expected from the budget and the host's speed), and the values of the keys that auto sizes.
 docs/own_data.md gets a row per corpus x budget x host (cells on different hosts train
 different numbers of steps): auto against the inherited recipe and against the best setting run.
-A hand setting whose config is auto's (the same values, another run name) is a second run of auto:
-auto's score is the mean of its runs, and the replicate is no rival to it.
+Settings of one block with the same config (the same values, other run names) are runs of one
+setting, named by the first (auto, then inherited, then by name): it scores the mean of its runs,
+and a replicate is no rival to it.
 """
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -105,9 +107,12 @@ def tables():
             "--- | --- |"]
     groups = {}
     found = cells()
-    autos = {(c, m, host(cfg)): recipe(cfg) for c, m, s, e, cfg in found if s == "auto" and e}
-    replicas = {(c, m, s) for c, m, s, e, cfg in found
-                if s != "auto" and e and autos.get((c, m, host(cfg))) == recipe(cfg)}
+    first = {}  # (corpus, minutes, setting) -> the setting it is a run of, where not itself
+    named = {}  # (corpus, minutes, host, the recipe as JSON) -> the first setting with it
+    for c, m, s, e, cfg in found:
+        if e:
+            key = (c, m, host(cfg), json.dumps(recipe(cfg), sort_keys=True))
+            first[(c, m, s)] = named.setdefault(key, s)
     for corpus, minutes, setting, entry, config in found:
         if entry is None:
             error = re.sub(r"^error: ", "", config["error"]).replace("|", "/")
@@ -117,7 +122,8 @@ def tables():
             continue
         data, train, model = config["data"], config["train"], config["model"]
         evaluated = Path(entry["checkpoint"]).stem
-        label = " (= auto)" if (corpus, minutes, setting) in replicas else ""
+        runs_of = first[(corpus, minutes, setting)]
+        label = f" (= {runs_of})" if runs_of != setting else ""
         rows.append(
             f"| {corpus} ({entry['direction']}, {entry['test_set']}) | {minutes} min | "
             f"{host(config)} | {setting}{label} "
@@ -126,28 +132,22 @@ def tables():
             f"{shape(config)} | {model['dropout']:g} | "
             f"{train['label_smoothing']:g} | {data['batch_tokens']:,} | {train['lr']:g} | "
             f"{train['warmup']} |")
-        group = groups.setdefault((corpus, minutes, host(config)), {})
-        if (corpus, minutes, setting) in replicas:
-            group.setdefault("auto runs", []).append(entry["bleu"])
-        else:
-            group[setting] = entry["bleu"]
-            if setting == "auto":
-                group.setdefault("auto runs", []).insert(0, entry["bleu"])
+        groups.setdefault((corpus, minutes, host(config)), {}).setdefault(runs_of, []).append(
+            entry["bleu"])
     summary = ["| corpus | budget | host | auto | inherited | auto − inherited | "
                "best other setting | auto − best |",
                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (corpus, minutes, on), scores in groups.items():
-        runs = scores.pop("auto runs", [])
-        auto = sum(runs) / len(runs) if runs else scores.get("auto")
-        inherited = scores.get("inherited")
+    for (corpus, minutes, on), runs in groups.items():
+        scores = {s: None if r is None else sum(r) / len(r) for s, r in runs.items()}
+        auto, inherited = scores.get("auto"), scores.get("inherited")
         others = {s: b for s, b in scores.items() if s != "auto" and b is not None}
         best = max(others, key=others.get) if others else None
 
         def cell(value, setting=None):
             if value is None:
                 return "failed" if setting in scores else "—"
-            if setting == "auto" and len(runs) > 1:
-                return f"{value:.2f} (mean of {', '.join(f'{r:.2f}' for r in runs)})"
+            if runs[setting] and len(runs[setting]) > 1:
+                return f"{value:.2f} (mean of {', '.join(f'{r:.2f}' for r in runs[setting])})"
             return f"{value:.2f}"
 
         def delta(a, b):
@@ -156,7 +156,7 @@ def tables():
         summary.append(
             f"| {corpus} | {minutes} min | {on} | {cell(auto, 'auto')} | "
             f"{cell(inherited, 'inherited')} | "
-            f"{delta(auto, inherited)} | {best or '—'} {cell(others.get(best))} | "
+            f"{delta(auto, inherited)} | {best or '—'} {cell(others.get(best), best)} | "
             f"{delta(auto, others.get(best))} |")
     return "\n".join(rows), "\n".join(summary)
 
