@@ -92,10 +92,16 @@ def estimated_steps(config):
     return f" (est. {match[1]})" if match else ""
 
 
+# Keys added after some cells ran, with the value those cells trained with.
+ADDED_KEYS = {("data", "normalization"): "nmt_nfkc"}
+
+
 def recipe(config):
     """What a run trains with: its config less its name, the auto record and the host."""
     kept = {k: v for k, v in config.items() if k not in ("auto", "host")}
     kept["train"] = {k: v for k, v in kept["train"].items() if k != "name"}
+    for (section, key), value in ADDED_KEYS.items():
+        kept[section] = {key: value, **kept[section]}
     return kept
 
 
@@ -128,7 +134,7 @@ def tables():
             f"| {corpus} ({entry['direction']}, {entry['test_set']}) | {minutes} min | "
             f"{host(config)} | {setting}{label} "
             f"| {entry['bleu']:.2f} | {entry['chrf']:.2f} | {evaluated} | {entry['step']:,}{estimated_steps(config)} | "
-            f"{data['vocab_size']:,} | {data.get('normalization', 'nmt_nfkc')} | "
+            f"{data['vocab_size']:,} | {data.get('normalization', ADDED_KEYS[('data', 'normalization')])} | "
             f"{shape(config)} | {model['dropout']:g} | "
             f"{train['label_smoothing']:g} | {data['batch_tokens']:,} | {train['lr']:g} | "
             f"{train['warmup']} |")
