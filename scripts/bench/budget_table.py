@@ -134,7 +134,7 @@ def tables():
             f"| {corpus} ({entry['direction']}, {entry['test_set']}) | {minutes} min | "
             f"{host(config)} | {setting}{label} "
             f"| {entry['bleu']:.2f} | {entry['chrf']:.2f} | {evaluated} | {entry['step']:,}{estimated_steps(config)} | "
-            f"{data['vocab_size']:,} | {data.get('normalization', ADDED_KEYS[('data', 'normalization')])} | "
+            f"{data['vocab_size']:,} | {recipe(config)['data']['normalization']} | "
             f"{shape(config)} | {model['dropout']:g} | "
             f"{train['label_smoothing']:g} | {data['batch_tokens']:,} | {train['lr']:g} | "
             f"{train['warmup']} |")
