@@ -47,6 +47,16 @@ if [[ -e $run_dir/last.pt ]]; then
   echo "budget_grid.sh: $run_dir already holds a run; remove it to run the cell again" >&2
   exit 1
 fi
+# The host's speed goes into host.json: hosts of one CPU name differ (EPYC sessions measured
+# 180 to 256 GFLOP/s), and a minute buys steps in proportion.
+gflops=$(build/nmt bench matmul --sizes 1024 | awk '$1 == "ceiling" { print $2 }') || gflops=
+host_json() {
+  /usr/bin/python3 -c 'import json, sys
+host = json.loads(sys.stdin.read())
+if sys.argv[1]:
+    host["fp32_gflops"] = float(sys.argv[1])
+print(json.dumps(host, indent=2))' "$gflops" < <(/usr/bin/python3 scripts/host_info.py)
+}
 # A setting that cannot train on the corpus is a result too: its error goes to failed.json.
 train=(build/nmt train --config "$config" "${data[@]}" --set train.max_minutes="$minutes" "$@")
 if ! "${train[@]}" --set train.monitor_splits= --set train.name="$name" \
@@ -56,7 +66,7 @@ if ! "${train[@]}" --set train.monitor_splits= --set train.name="$name" \
 errors = [l.strip() for l in open(sys.argv[1]) if l.startswith("error:")]
 json.dump({"error": errors[-1] if errors else "nmt train failed", "command": sys.argv[2:]},
           sys.stdout, ensure_ascii=False, indent=2)' "$run_dir.err" "${train[@]}" >"$out/failed.json"
-  /usr/bin/python3 scripts/host_info.py >"$out/host.json"
+  host_json >"$out/host.json"
   rm -f "$run_dir.err"
   echo "budget_grid.sh: $setting failed on $corpus; $out/failed.json" >&2
   exit 1
@@ -73,7 +83,7 @@ build/nmt evaluate --checkpoint "$checkpoint" --beam 5 --length-penalty 2.0 --sp
   --json "$out/results.json" --hyp-dir "$out"
 cp "$run_dir/config.json" "$out/"
 gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
-/usr/bin/python3 scripts/host_info.py >"$out/host.json"
+host_json >"$out/host.json"
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 gzip -f "$out"/hyp.* 2>/dev/null || true
 # docs/ stays about 8 MB: only auto's and the inherited recipe's hypotheses stay, and not over

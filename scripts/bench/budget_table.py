@@ -2,7 +2,8 @@
 """The corpora x budgets tables, generated from the cells that scripts/bench/budget_grid.sh
 keeps: docs/results/budget_<corpus>_<minutes>min/<setting>/ with the run's config.json, the test
 set's `nmt evaluate --json` results.json and host.json (scripts/host_info.py: the CPU the cell
-trained on); a setting that could not train holds failed.json (its error) and host.json.
+trained on, with the fp32 matmul GFLOP/s budget_grid.sh measured); a setting that could not
+train holds failed.json (its error) and host.json.
 
 Usage:
   scripts/bench/budget_table.py            print the tables
@@ -15,8 +16,9 @@ auto expected from the budget and the host's speed), and the values of the keys 
 docs/own_data.md gets a row per corpus x budget x host (cells on different hosts train
 different numbers of steps): auto against the inherited recipe and against the best setting run.
 Settings of one block with the same config (the same values, other run names) are runs of one
-setting, named by the first (auto, then inherited, then by name): it scores the mean of its runs,
-and a replicate is no rival to it.
+setting, named by the first (auto, then inherited, then by name; a replicate's "_runN" dropped, so
+"inherited_run2" stands for the inherited recipe on a host where it is the first): it scores the
+mean of its runs, and a replicate is no rival to it.
 """
 
 import argparse
@@ -60,8 +62,14 @@ def cells():
             config = load_json(cell / "config.json")
             config["host"] = load_json(cell / "host.json")
             found.append((match["corpus"], int(match["minutes"]), cell.name, entries[0], config))
+    label_speeds([cell[4] for cell in found])
     order = {"auto": 0, "inherited": 1}
-    return sorted(found, key=lambda c: (c[0], c[1], order.get(c[2], 2), c[2]))
+    return sorted(found, key=lambda c: (c[0], c[1], order.get(base(c[2]), 2), c[2]))
+
+
+def base(setting):
+    """The setting a replicate repeats: "inherited_run2" -> "inherited"."""
+    return re.sub(r"_run\d+$", "", setting)
 
 
 def shape(config):
@@ -69,10 +77,40 @@ def shape(config):
     return f"d{m['d_model']} {m['encoder_layers']}+{m['decoder_layers']}"
 
 
-def host(config):
+def cpu_name(config):
     """The CPU's short name: "AMD EPYC" -> "EPYC", "Intel(R) Xeon(R) Processor" -> "Xeon"."""
     words = re.sub(r"\(R\)|\(TM\)|Processor|CPU|AMD|Intel", " ", config["host"]["cpu"]).split()
     return " ".join(words) or config["host"]["cpu"]
+
+
+def label_speeds(configs):
+    """Sets each config's host label: the CPU's name, with the range of fp32 matmul GFLOP/s
+    budget_grid.sh measured on the hosts of its speed class ("EPYC 217-256"). Hosts named alike
+    differ by a third, and one host's measure by a sixth, so the speeds of one name are cut into
+    classes where a speed is over 1.25x the smallest of its class. Cells without a speed (run
+    before it was recorded) keep the name alone."""
+    speeds = {}
+    for config in configs:
+        if "fp32_gflops" in config["host"]:
+            speeds.setdefault(cpu_name(config), set()).add(config["host"]["fp32_gflops"])
+    labels = {}
+    for name, found in speeds.items():
+        classes = []
+        for speed in sorted(found):
+            if not classes or speed > 1.25 * classes[-1][0]:
+                classes.append([])
+            classes[-1].append(speed)
+        for members in classes:
+            for speed in members:
+                labels[(name, speed)] = f"{name} {members[0]:.0f}-{members[-1]:.0f}"
+    for config in configs:
+        key = (cpu_name(config), config["host"].get("fp32_gflops"))
+        config["host"]["label"] = labels.get(key, key[0])
+
+
+def host(config):
+    """The cell's host: its CPU, with its speed class where one was measured."""
+    return config["host"]["label"]
 
 
 def failed_label(corpus, failed):
@@ -85,11 +123,15 @@ def failed_label(corpus, failed):
 
 
 def estimated_steps(config):
-    """The steps auto expected (its data.batch_tokens reason: "... about 2,572 steps of ..."), as
-    " (est. 2,572)", or "" for a cell auto did not size."""
+    """The steps auto expected, in the cell's own batches (its data.batch_tokens reason counts
+    steps of 2,048 tokens: "... about 2,572 steps of 2,048 tokens"), as " (est. 5,144)", or ""
+    for a cell auto did not size."""
     why = config.get("auto", {}).get("data.batch_tokens", {}).get("why", "")
-    match = re.search(r"about ([\d,]+) steps", why)
-    return f" (est. {match[1]})" if match else ""
+    match = re.search(r"about ([\d,]+) steps of 2,048 tokens", why)
+    if not match:
+        return ""
+    steps = int(match[1].replace(",", "")) * 2048 / config["data"]["batch_tokens"]
+    return f" (est. {steps:,.0f})"
 
 
 # Keys added after some cells ran, with the value those cells trained with.
@@ -118,7 +160,7 @@ def tables():
     for c, m, s, e, cfg in found:
         if e:
             key = (c, m, host(cfg), json.dumps(recipe(cfg), sort_keys=True))
-            first[(c, m, s)] = named.setdefault(key, s)
+            first[(c, m, s)] = named.setdefault(key, base(s))
     for corpus, minutes, setting, entry, config in found:
         if entry is None:
             error = re.sub(r"^error: ", "", config["error"]).replace("|", "/")
