@@ -48,7 +48,7 @@ if [[ -e $run_dir/last.pt ]]; then
   exit 1
 fi
 # The host's speed goes into host.json: hosts of one CPU name differ (EPYC sessions measured
-# 180 to 256 GFLOP/s), and a minute buys steps in proportion.
+# 180 to 260 GFLOP/s), and a minute buys steps in proportion.
 gflops=$(build/nmt bench matmul --sizes 1024 | awk '$1 == "ceiling" { print $2 }') || gflops=
 host_json() {
   /usr/bin/python3 -c 'import json, sys
