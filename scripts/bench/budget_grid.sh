@@ -11,7 +11,8 @@
 #              minangnlp_min_id (min->id) | classical_modern_zh (lzh->zh); scripts/get_corpus.sh
 #              fetches all but the first
 #     SETTING  auto (configs/auto.json) | inherited (configs/multi30k_en_de.json) | any other
-#              name for a hand setting, with its --set overrides over the inherited recipe
+#              name for a hand setting, with its --set overrides over the inherited recipe;
+#              SETTING_runN (auto_run2) is a replicate of SETTING
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -39,7 +40,10 @@ case $corpus in
     exit 2 ;;
 esac
 config=configs/multi30k_en_de.json
-[[ $setting == auto ]] && config=configs/auto.json
+# A replicate (SETTING_runN) runs its setting again: auto_run2 is auto's recipe.
+kind=$setting
+[[ $setting =~ ^(.+)_run[0-9]+$ ]] && kind=${BASH_REMATCH[1]}
+[[ $kind == auto ]] && config=configs/auto.json
 name=budget_${corpus}_${minutes}min_${setting}
 out=docs/results/budget_${corpus}_${minutes}min/$setting
 run_dir=checkpoints/$name
@@ -48,7 +52,7 @@ if [[ -e $run_dir/last.pt ]]; then
   exit 1
 fi
 # The host's speed goes into host.json: hosts of one CPU name differ (EPYC sessions measured
-# 180 to 260 GFLOP/s), and a minute buys steps in proportion.
+# 180 to 261 GFLOP/s), and a minute buys steps in proportion.
 gflops=$(build/nmt bench matmul --sizes 1024 | awk '$1 == "ceiling" { print $2 }') || gflops=
 host_json() {
   /usr/bin/python3 -c 'import json, sys
@@ -88,6 +92,6 @@ gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 gzip -f "$out"/hyp.* 2>/dev/null || true
 # docs/ stays about 8 MB: only auto's and the inherited recipe's hypotheses stay, and not over
 # 50 kB (3,000-line test sets); every cell keeps its scores.
-[[ $setting == auto || $setting == inherited ]] || rm -f "$out"/hyp.*
+[[ $kind == auto || $kind == inherited ]] || rm -f "$out"/hyp.*
 find "$out" -name 'hyp.*.gz' -size +50k -delete
 echo "budget_grid.sh: $out"

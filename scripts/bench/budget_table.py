@@ -85,7 +85,7 @@ def cpu_name(config):
 
 def label_speeds(configs):
     """Sets each config's host label: the CPU's name, with the range of fp32 matmul GFLOP/s
-    budget_grid.sh measured on the hosts of its speed class ("EPYC 217-260"). Hosts named alike
+    budget_grid.sh measured on the hosts of its speed class ("EPYC 217-261"). Hosts named alike
     differ by a third, and one host's measure by a sixth, so the speeds of one name are cut into
     classes where a speed is over 1.25x the smallest of its class. Cells without a speed (run
     before it was recorded) keep the name alone."""
