@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What a measurement ran on, for the benchmark scripts' JSON records (bench_stopping.sh,
 ct2_check.sh): `host_info()` gives the commit, CPU model, core count, whether it has AVX512-BF16
-and the UTC date. Run directly, it prints that as JSON.
+and the UTC date. Run directly, it prints that as JSON (with `--fp32-gflops N`, that speed too).
 """
 
 import datetime
@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 
 
 def run(*args):
@@ -33,4 +34,9 @@ def host_info():
 
 
 if __name__ == "__main__":
-    print(json.dumps(host_info(), indent=2))
+    # --fp32-gflops N: the speed a caller measured (budget_grid.sh: `nmt bench matmul`); empty
+    # when its measure failed, which leaves the field out.
+    info = host_info()
+    if len(sys.argv) == 3 and sys.argv[1] == "--fp32-gflops" and sys.argv[2]:
+        info["fp32_gflops"] = float(sys.argv[2])
+    print(json.dumps(info, indent=2))

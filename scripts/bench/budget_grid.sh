@@ -54,13 +54,7 @@ fi
 # The host's speed goes into host.json: hosts of one CPU name differ (EPYC sessions measured
 # 180 to 261 GFLOP/s), and a minute buys steps in proportion.
 gflops=$(build/nmt bench matmul --sizes 1024 | awk '$1 == "ceiling" { print $2 }') || gflops=
-host_json() {
-  /usr/bin/python3 -c 'import json, sys
-host = json.loads(sys.stdin.read())
-if sys.argv[1]:
-    host["fp32_gflops"] = float(sys.argv[1])
-print(json.dumps(host, indent=2))' "$gflops" < <(/usr/bin/python3 scripts/host_info.py)
-}
+host_json() { /usr/bin/python3 scripts/host_info.py --fp32-gflops "$gflops"; }
 # A setting that cannot train on the corpus is a result too: its error goes to failed.json.
 train=(build/nmt train --config "$config" "${data[@]}" --set train.max_minutes="$minutes" "$@")
 if ! "${train[@]}" --set train.monitor_splits= --set train.name="$name" \
