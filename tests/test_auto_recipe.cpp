@@ -12,6 +12,7 @@
 
 #include "cli_test_util.h"
 #include "core/error.h"
+#include "core/precision.h"
 #include "test_util.h"
 #include "train/auto_recipe.h"
 #include "trainer_test_util.h"
@@ -255,20 +256,24 @@ TEST(AutoRecipe, WithoutABudgetThereIsNothingToSizeFor) {
 }
 
 TEST(AutoRecipe, TheHostsSpeedFollowsThePrecisionTheRunTrainsIn) {
-  // A bf16 run sustains more of the fp32 ceiling than an fp32 run (docs/own_data.md); both
-  // scale the fp32 ceiling, which is what the log names.
+  // A bf16 run on bf16 instructions sustains more of the fp32 ceiling than an fp32 run
+  // (docs/own_data.md); bf16 on fallback kernels is as slow as their own ceiling.
   TrainConfig train;
   train.device = "cpu";
   train.precision = Precision::kFp32;
   const HostSpeed fp32 = measure_host_speed(train);
-  EXPECT_EQ(fp32.how.rfind("0.67 x the fp32 matmul ceiling", 0), 0u) << fp32.how;
+  EXPECT_EQ(fp32.how.rfind("0.62 x the fp32 matmul ceiling", 0), 0u) << fp32.how;
   EXPECT_NE(fp32.how.find("(training in fp32)"), std::string::npos) << fp32.how;
+  EXPECT_GT(fp32.model_flops, 0.0);
   train.precision = Precision::kBf16;
   const HostSpeed bf16 = measure_host_speed(train);
-  EXPECT_EQ(bf16.how.rfind("1.2 x the fp32 matmul ceiling", 0), 0u) << bf16.how;
-  EXPECT_NE(bf16.how.find("(training in bf16)"), std::string::npos) << bf16.how;
-  EXPECT_GT(fp32.model_flops, 0.0);
-  EXPECT_GT(bf16.model_flops, fp32.model_flops);  // 1.2 / 0.67 of one ceiling (noise: a sixth)
+  if (cpu_has_bf16_dot_product()) {
+    EXPECT_EQ(bf16.how.rfind("1.2 x the fp32 matmul ceiling", 0), 0u) << bf16.how;
+    EXPECT_NE(bf16.how.find("(training in bf16)"), std::string::npos) << bf16.how;
+  } else {
+    EXPECT_EQ(bf16.how.rfind("0.62 x the bf16 matmul ceiling", 0), 0u) << bf16.how;
+    EXPECT_NE(bf16.how.find("without bf16 instructions"), std::string::npos) << bf16.how;
+  }
 }
 
 TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {

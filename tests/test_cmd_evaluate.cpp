@@ -16,6 +16,7 @@
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "test_util.h"
+#include "text/document.h"
 #include "train/checkpoint.h"
 
 namespace nmt {
@@ -140,6 +141,45 @@ TEST(CmdEvaluate, MissingSplitIsOneLineNamingTheFile) {
   EXPECT_EQ(run.code, 2);
   EXPECT_NE(run.err.find((dir / "data" / "nope.en").string()), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(CmdEvaluate, ALineLongerThanTheModelReadsIsSplitNotCut) {
+  // A model that reads 11 source pieces, trained on 8 at most, and a test line of more than 11:
+  // evaluate scores the translation of all of it, in parts of at most 8 pieces, as `nmt
+  // translate` gives it; a line that fits is translated as Translator::translate does.
+  const auto dir = test::temp_dir("evaluate_cli_long");
+  fs::create_directories(dir / "data");
+  Config config = fixture_config(12);
+  config.data.max_len = 8;
+  config.data.dir = (dir / "data").string();
+  auto model = fixture_model(7, 0.0, 12);
+  save_checkpoint(dir / "m.pt", config, model, fixture_tokenizer(), {});
+  std::string long_line;
+  for (int i = 0; i < 8; ++i) long_line += "a dog in a green jacket , ";
+  long_line += "a dog .";
+  ASSERT_GT(fixture_tokenizer().encode_src(long_line).size(), 11u);
+  const std::vector<std::string> src{long_line, "a dog ."};
+  write_lines(dir / "data" / "long.en", src);
+  write_lines(dir / "data" / "long.de", {"ein hund in einer grünen jacke .", "ein hund ."});
+  const auto run = run_nmt(
+      "evaluate --device cpu --checkpoint " + (dir / "m.pt").string() + " --split long --beam 2",
+      "", dir);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto hyps = read_lines(dir / "hyp.long.de");
+  DecodeConfig beam2 = config.decode;
+  beam2.beam = 2;
+  Translator translator(model, fixture_tokenizer(), beam2, at::kCPU);
+  TextOptions whole_lines;
+  whole_lines.split = SplitMode::kNone;
+  whole_lines.casing = CasingMode::kNone;
+  whole_lines.max_pieces = 8;  // data.max_len
+  std::vector<std::string> expected;
+  for (const auto& result : translate_text(translator, src, whole_lines)) {
+    expected.push_back(result.best());
+  }
+  EXPECT_EQ(hyps, expected);
+  EXPECT_NE(hyps[0], translator.translate({long_line})[0].best());  // not the first 11 pieces'
+  EXPECT_EQ(hyps[1], translator.translate({"a dog ."})[0].best());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "core/interrupt.h"
 #include "data/corpus.h"
 #include "decode/evaluation.h"
+#include "text/document.h"
 
 namespace nmt::cli {
 namespace {
@@ -139,7 +141,19 @@ int run_evaluate(int argc, char** argv) {
                 describe_device(session.device).c_str(), set.name.c_str(), text.size(),
                 set.corpus.src_lang.c_str(), set.corpus.tgt_lang.c_str());
     std::fflush(stdout);
-    const auto report = evaluate_parallel(*session.translator, text, scoring);
+    // A test line is one segment, translated as written; one longer than `nmt translate`'s
+    // segments is split as it splits it (text/chunking.h), not cut. All lines in one pass, so
+    // they are length-sorted together, as Translator::translate sorts them.
+    TextOptions whole_lines = session_text_options(session);
+    whole_lines.split = SplitMode::kNone;
+    whole_lines.casing = CasingMode::kNone;
+    whole_lines.src_lang = set.corpus.src_lang;
+    whole_lines.tgt_lang = set.corpus.tgt_lang;
+    const auto report = evaluate_parallel(
+        *session.translator, text, scoring, [&](const std::vector<std::string>& lines) {
+          return translate_text(*session.translator, lines, whole_lines, 1,
+                                std::numeric_limits<size_t>::max());
+        });
     const fs::path hyp_file = args.count("output")
                                   ? fs::path(args["output"].as<std::string>())
                                   : hyp_dir / ("hyp." + set.name + "." + set.corpus.tgt_lang);

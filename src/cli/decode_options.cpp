@@ -185,16 +185,21 @@ void add_text_options(cxxopts::Options& options) {
   // clang-format on
 }
 
-TextOptions text_options_from_args(const cxxopts::ParseResult& args, const DecodeSession& session) {
+TextOptions session_text_options(const DecodeSession& session) {
   TextOptions text;
-  text.split = require_choice<SplitMode>("--split", args["split"].as<std::string>());
-  text.format = require_choice<TextFormat>("--format", args["format"].as<std::string>());
-  text.casing = require_choice<CasingMode>("--casing", args["casing"].as<std::string>());
   const DataConfig& data = session.loaded.config.data;
   text.src_lang = session.pair.src.empty() ? data.src_lang : session.pair.src;
   text.tgt_lang = session.pair.tgt.empty() ? data.tgt_lang : session.pair.tgt;
   text.max_pieces = segment_limit(session.models, data.max_len, data.lang_tag == LangTag::kSource);
   text.words = session.loaded.tokenizer.word_casing();
+  return text;
+}
+
+TextOptions text_options_from_args(const cxxopts::ParseResult& args, const DecodeSession& session) {
+  TextOptions text = session_text_options(session);
+  text.split = require_choice<SplitMode>("--split", args["split"].as<std::string>());
+  text.format = require_choice<TextFormat>("--format", args["format"].as<std::string>());
+  text.casing = require_choice<CasingMode>("--casing", args["casing"].as<std::string>());
   return text;
 }
 

@@ -83,8 +83,12 @@ std::string checkpoint_names(const DecodeSession& session);
 /// Adds --split, --format and --casing (translate, serve: their defaults for requests).
 void add_text_options(cxxopts::Options& options);
 
-/// The text options of `session`'s model (its languages, its segment limit) with --split,
-/// --format and --casing; an unknown value is an nmt::Error naming the valid ones.
+/// The text options of `session`'s model: its languages, its segment limit (data.max_len within
+/// the model's positions), its training sources' word casing; the defaults otherwise.
+TextOptions session_text_options(const DecodeSession& session);
+
+/// session_text_options with --split, --format and --casing; an unknown value is an
+/// nmt::Error naming the valid ones.
 TextOptions text_options_from_args(const cxxopts::ParseResult& args, const DecodeSession& session);
 
 /// Resolves and loads --checkpoint (a missing one is an nmt::Error), applies --set

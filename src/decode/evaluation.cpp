@@ -121,7 +121,7 @@ double EvaluationReport::tokens_per_second() const {
 }
 
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
-                                   const ScoringOptions& scoring) {
+                                   const ScoringOptions& scoring, const TranslateLines& translate) {
   EvaluationReport report;
   auto examples = encode_pairs(translator.tokenizer(), text.src, text.tgt,
                                translator.language_tags(), translator.target_language());
@@ -131,7 +131,7 @@ EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& t
   report.interrupted = translator.stop() != nullptr && translator.stop()();
   if (report.interrupted) return report;
   const auto start = std::chrono::steady_clock::now();
-  const auto results = translator.translate(text.src);
+  const auto results = translate ? translate(text.src) : translator.translate(text.src);
   report.decode_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& result : results) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,18 @@ struct EvaluationReport {
   double tokens_per_second() const;
 };
 
+/// Translates source lines, one result per line, in order.
+using TranslateLines =
+    std::function<std::vector<TranslationResult>(const std::vector<std::string>& lines)>;
+
 /// Scores `text` (sources and references) with the translator's model and decoding settings:
 /// teacher-forced loss, then translation and BLEU/chrF/TER of the best hypotheses (sacreBLEU
-/// style, as `scoring` says). Stops early when the translator's stop check fires (see
+/// style, as `scoring` says). `translate` translates the sources (null: Translator::translate,
+/// which cuts a line longer than the model reads; `nmt evaluate` gives text/document.h's
+/// translate_text, which splits it). Stops early when the translator's stop check fires (see
 /// EvaluationReport::interrupted).
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
-                                   const ScoringOptions& scoring = {});
+                                   const ScoringOptions& scoring = {},
+                                   const TranslateLines& translate = nullptr);
 
 }  // namespace nmt

@@ -295,14 +295,20 @@ HostSpeed measure_host_speed(const TrainConfig& train) {
   HostSpeed speed;
   const bool bf16 = resolve_precision(train.precision, device) == Precision::kBf16;
   if (device.is_cpu()) {
-    // The fp32 ceiling, also for bf16 training: a step spends most of its time outside the
-    // products once they run in bf16, so training follows the fp32 ceiling across hosts (an
-    // AVX512-BF16 EPYC trained at 43-49% of its bf16 ceiling, an AMX Xeon at 16% of its own).
-    const double ceiling = ceiling_gflops_at(1024, "fp32", device);
-    const double efficiency = bf16 ? A::kBf16Efficiency : A::kFp32Efficiency;
+    // The fp32 ceiling, also for bf16 training: once the products run in bf16, most of a step is
+    // outside them, and training follows the fp32 ceiling across hosts better (`nmt bench train`
+    // in bf16 reached 43-49% of the bf16 ceiling on an AVX512-BF16 EPYC, 16% on an AMX Xeon).
+    // bf16 without bf16 instructions runs on fallback kernels, at their own (bf16) ceiling.
+    const bool fallback = bf16 && !cpu_has_bf16_dot_product();
+    const std::string dtype = fallback ? "bf16" : "fp32";
+    const double ceiling = ceiling_gflops_at(1024, dtype, device);
+    const double efficiency = bf16 && !fallback ? A::kBf16Efficiency : A::kFp32Efficiency;
+    const std::string trains = !bf16      ? "fp32"
+                               : fallback ? "bf16 without bf16 instructions"
+                                          : "bf16";
     speed.model_flops = efficiency * ceiling * 1e9;
-    speed.how = number(efficiency, "%g") + " x the fp32 matmul ceiling measured now, " +
-                number(ceiling, "%.0f") + " GFLOP/s (training in " + (bf16 ? "bf16" : "fp32") + ")";
+    speed.how = number(efficiency, "%g") + " x the " + dtype + " matmul ceiling measured now, " +
+                number(ceiling, "%.0f") + " GFLOP/s (training in " + trains + ")";
   } else {
     const double ceiling = ceiling_gflops_at(4096, bf16 ? "bf16" : "fp32", device);
     speed.model_flops = 0.3 * ceiling * 1e9;

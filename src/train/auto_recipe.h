@@ -53,11 +53,14 @@ struct AutoAnchor {
   /// batch of B tokens carried 0.89-0.93 B target pieces on Multi30k, min-id and aym-es and 0.71 B
   /// on ja-en (longer Japanese sources); 0.85 is the median fit of 15 budget cells' steps
   static constexpr double kTargetShare = 0.85;
-  /// Model FLOP/s a CPU run sustains / its fp32 matmul ceiling, training in bf16 (AVX512-BF16):
-  /// 0.85 x the median of 15 budget cells' epochs run over the epochs expected at 0.85 (1.39)
+  /// Model FLOP/s a CPU run sustains / its fp32 matmul ceiling at n = 1,024, training in bf16 on
+  /// bf16 instructions: 0.85 x the median of 15 budget cells' epochs run over the epochs
+  /// expected at 0.85 (1.39); 13 ran on AVX512-BF16 EPYCs, 2 on an AMX Xeon (0.74-0.92x the
+  /// epochs this expects there)
   static constexpr double kBf16Efficiency = 1.2;
-  /// The same training in fp32 (an AVX2-only host): its hour sustained 113.3 of 169 GFLOP/s
-  static constexpr double kFp32Efficiency = 0.67;
+  /// The same training in fp32 (an AVX2-only host): its hour sustained 113.3 GFLOP/s against a
+  /// ceiling of 182 at n = 1,024. Also of the bf16 ceiling, for bf16 on fallback kernels.
+  static constexpr double kFp32Efficiency = 0.62;
 };
 
 /// Sizes every key in config.auto_keys from `corpus` and `host` (pure: no I/O), empties

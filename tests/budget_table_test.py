@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""scripts/bench/budget_table.py's grouping rules on made-up cells: a replicate's "_runN" names
+its setting, and hosts of one CPU name are cut into speed classes (a new class above 1.25x the
+class's smallest), cells without a measured speed keeping the name alone."""
+
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "bench"))
+import budget_table  # noqa: E402  scripts/bench/budget_table.py
+
+
+def config(cpu, gflops=None):
+    host = {"cpu": cpu}
+    if gflops is not None:
+        host["fp32_gflops"] = gflops
+    return {"host": host}
+
+
+class Base(unittest.TestCase):
+    def test_a_replicate_names_its_setting(self):
+        self.assertEqual(budget_table.base("inherited_run2"), "inherited")
+        self.assertEqual(budget_table.base("drop000_ls01_b1024_run10"), "drop000_ls01_b1024")
+        self.assertEqual(budget_table.base("auto"), "auto")
+        self.assertEqual(budget_table.base("run2"), "run2")  # a name, not a replicate
+        self.assertEqual(budget_table.base("auto_run2_v8000"), "auto_run2_v8000")
+
+
+class LabelSpeeds(unittest.TestCase):
+    def test_speeds_of_one_cpu_are_cut_into_classes(self):
+        cells = [config("AMD EPYC", s) for s in (261.0, 180.0, 230.0, 209.0, 300.0)]
+        cells += [config("AMD EPYC"), config("Intel(R) Xeon(R) Processor", 331.0)]
+        budget_table.label_speeds(cells)
+        labels = [budget_table.host(c) for c in cells]
+        # 180 starts a class that takes speeds up to 225; 230 starts the next, up to 287.5.
+        self.assertEqual(labels, ["EPYC 230-261", "EPYC 180-209", "EPYC 230-261", "EPYC 180-209",
+                                  "EPYC 300-300", "EPYC", "Xeon 331-331"])
+
+
+if __name__ == "__main__":
+    unittest.main()
