@@ -301,14 +301,18 @@ HostSpeed measure_host_speed(const TrainConfig& train) {
     // bf16 without bf16 instructions runs on fallback kernels, at their own (bf16) ceiling.
     const bool fallback = bf16 && !cpu_has_bf16_dot_product();
     const std::string dtype = fallback ? "bf16" : "fp32";
-    const double ceiling = ceiling_gflops_at(1024, dtype, device);
+    // The best of three measures: a busy moment (another process, the VM's neighbours) halved
+    // a single one (120 GFLOP/s where the run then trained at the speed of 240).
+    double ceiling = 0.0;
+    for (int i = 0; i < 3; ++i) ceiling = std::max(ceiling, ceiling_gflops_at(1024, dtype, device));
     const double efficiency = bf16 && !fallback ? A::kBf16Efficiency : A::kFp32Efficiency;
     const std::string trains = !bf16      ? "fp32"
                                : fallback ? "bf16 without bf16 instructions"
                                           : "bf16";
     speed.model_flops = efficiency * ceiling * 1e9;
-    speed.how = number(efficiency, "%g") + " x the " + dtype + " matmul ceiling measured now, " +
-                number(ceiling, "%.0f") + " GFLOP/s (training in " + trains + ")";
+    speed.how = number(efficiency, "%g") + " x the " + dtype +
+                " matmul ceiling measured now (best of 3), " + number(ceiling, "%.0f") +
+                " GFLOP/s (training in " + trains + ")";
   } else {
     const double ceiling = ceiling_gflops_at(4096, bf16 ? "bf16" : "fp32", device);
     speed.model_flops = 0.3 * ceiling * 1e9;

@@ -34,8 +34,8 @@ struct HostSpeed {
   std::string how;           ///< how it was measured, for the log
 };
 
-/// Measures the device's matmul ceiling (about half a second) and scales it by what training
-/// runs reached of it (docs/own_data.md).
+/// Measures the device's matmul ceiling (the best of three on a CPU, about a second) and scales it
+/// by what training runs reached of it (docs/own_data.md).
 HostSpeed measure_host_speed(const TrainConfig& train);
 
 /// The anchor: Multi30k en-de's training corpus and the hour the recipe was tuned in.
