@@ -4,12 +4,12 @@ ct2_check.sh): `host_info()` gives the commit, CPU model, core count, whether it
 and the UTC date. Run directly, it prints that as JSON (with `--fp32-gflops N`, that speed too).
 """
 
+import argparse
 import datetime
 import json
 import os
 import platform
 import subprocess
-import sys
 
 
 def run(*args):
@@ -34,9 +34,15 @@ def host_info():
 
 
 if __name__ == "__main__":
-    # --fp32-gflops N: the speed a caller measured (budget_grid.sh: `nmt bench matmul`); empty
-    # when its measure failed, which leaves the field out.
+    parser = argparse.ArgumentParser(description="Prints what a measurement ran on as JSON.")
+    parser.add_argument("--fp32-gflops", default="", metavar="N",
+                        help="the speed a caller measured (budget_grid.sh: `nmt bench matmul`); "
+                        "empty when its measure failed, which leaves the field out")
+    args = parser.parse_args()
     info = host_info()
-    if len(sys.argv) == 3 and sys.argv[1] == "--fp32-gflops" and sys.argv[2]:
-        info["fp32_gflops"] = float(sys.argv[2])
+    if args.fp32_gflops:
+        try:
+            info["fp32_gflops"] = float(args.fp32_gflops)
+        except ValueError:
+            parser.error(f"--fp32-gflops {args.fp32_gflops!r}: expected a number of GFLOP/s")
     print(json.dumps(info, indent=2))
