@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """scripts/bench/budget_table.py's grouping rules on made-up cells: a replicate's "_runN" names
-its setting, and hosts of one CPU name are cut into speed classes (a new class above 1.25x the
-class's smallest), cells without a measured speed keeping the name alone."""
+its setting, hosts of one CPU name are cut into speed classes (a new class above 1.25x the
+class's smallest), cells without a measured speed keeping the name alone, and auto's expected steps
+are counted in the cell's own batches."""
 
 import sys
 import unittest
@@ -36,6 +37,16 @@ class LabelSpeeds(unittest.TestCase):
         # 180 starts a class that takes speeds up to 225; 230 starts the next, up to 287.5.
         self.assertEqual(labels, ["EPYC 230-261", "EPYC 180-209", "EPYC 230-261", "EPYC 180-209",
                                   "EPYC 300-300", "EPYC", "Xeon 331-331"])
+
+
+class EstimatedSteps(unittest.TestCase):
+    def test_steps_of_2048_tokens_are_counted_in_the_cells_own_batches(self):
+        why = "1,024: under 4,000 steps of 2,048 tokens; about 2,274 steps of 2,048 tokens"
+        cell = {"auto": {"data.batch_tokens": {"why": why}}, "data": {"batch_tokens": 1024}}
+        self.assertEqual(budget_table.estimated_steps(cell), " (est. 4,548)")
+        cell["data"]["batch_tokens"] = 2048
+        self.assertEqual(budget_table.estimated_steps(cell), " (est. 2,274)")
+        self.assertEqual(budget_table.estimated_steps({"data": {"batch_tokens": 2048}}), "")
 
 
 if __name__ == "__main__":
