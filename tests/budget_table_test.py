@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """scripts/bench/budget_table.py's grouping rules on made-up cells: a replicate's "_runN" names
 its setting, hosts of one CPU name are cut into speed classes (a new class above 1.25x the
-class's smallest), cells without a measured speed keeping the name alone, and auto's expected steps
-are counted in the cell's own batches."""
+class's smallest), cells without a measured speed keeping the name alone, auto's expected steps
+are counted in the cell's own batches, and a block's summary row compares auto with the inherited
+recipe and the best other setting (a replicated setting by its mean)."""
 
 import sys
 import unittest
@@ -47,6 +48,20 @@ class EstimatedSteps(unittest.TestCase):
         cell["data"]["batch_tokens"] = 2048
         self.assertEqual(budget_table.estimated_steps(cell), " (est. 2,274)")
         self.assertEqual(budget_table.estimated_steps({"data": {"batch_tokens": 2048}}), "")
+
+
+class SummaryRow(unittest.TestCase):
+    def test_auto_is_compared_with_the_inherited_recipe_and_the_best_other_setting(self):
+        runs = {"auto": [37.22, 37.40], "inherited": [37.40], "drop000": [36.0], "v8000": None}
+        self.assertEqual(budget_table.summary_row("m30k", 10, "EPYC", runs),
+                         "| m30k | 10 min | EPYC | 37.31 (mean of 37.22, 37.40) | 37.40 | -0.09 | "
+                         "inherited 37.40 | -0.09 |")
+
+    def test_a_block_of_auto_alone_has_no_best_setting(self):
+        self.assertEqual(budget_table.summary_row("ja-en", 10, "EPYC", {"auto": [38.6]}),
+                         "| ja-en | 10 min | EPYC | 38.60 | — | — | — | — |")
+        self.assertEqual(budget_table.summary_row("lzh", 10, "EPYC", {"inherited": None}),
+                         "| lzh | 10 min | EPYC | — | failed | — | — | — |")
 
 
 if __name__ == "__main__":

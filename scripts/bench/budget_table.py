@@ -147,6 +147,30 @@ def recipe(config):
     return kept
 
 
+def summary_row(corpus, minutes, on, runs):
+    """One block's row of the summary: `runs` maps each setting to its runs' BLEU (None for a
+    setting that failed); a setting run more than once scores its mean."""
+    scores = {s: None if r is None else sum(r) / len(r) for s, r in runs.items()}
+    auto, inherited = scores.get("auto"), scores.get("inherited")
+    others = {s: b for s, b in scores.items() if s != "auto" and b is not None}
+    best = max(others, key=others.get) if others else None
+
+    def cell(value, setting=None):
+        if value is None:
+            return "failed" if setting in scores else "—"
+        if runs[setting] and len(runs[setting]) > 1:
+            return f"{value:.2f} (mean of {', '.join(f'{r:.2f}' for r in runs[setting])})"
+        return f"{value:.2f}"
+
+    def delta(a, b):
+        return "—" if a is None or b is None else f"{a - b:+.2f}"
+
+    return (f"| {corpus} | {minutes} min | {on} | {cell(auto, 'auto')} | "
+            f"{cell(inherited, 'inherited')} | {delta(auto, inherited)} | "
+            f"{f'{best} {cell(others[best], best)}' if best else '—'} | "
+            f"{delta(auto, others.get(best))} |")
+
+
 def tables():
     """(the cells' table, the summary's table)."""
     rows = ["| corpus | budget | host | setting | test BLEU | chrF | model | step | vocab | "
@@ -186,26 +210,7 @@ def tables():
                "best other setting | auto − best |",
                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (corpus, minutes, on), runs in groups.items():
-        scores = {s: None if r is None else sum(r) / len(r) for s, r in runs.items()}
-        auto, inherited = scores.get("auto"), scores.get("inherited")
-        others = {s: b for s, b in scores.items() if s != "auto" and b is not None}
-        best = max(others, key=others.get) if others else None
-
-        def cell(value, setting=None):
-            if value is None:
-                return "failed" if setting in scores else "—"
-            if runs[setting] and len(runs[setting]) > 1:
-                return f"{value:.2f} (mean of {', '.join(f'{r:.2f}' for r in runs[setting])})"
-            return f"{value:.2f}"
-
-        def delta(a, b):
-            return "—" if a is None or b is None else f"{a - b:+.2f}"
-
-        summary.append(
-            f"| {corpus} | {minutes} min | {on} | {cell(auto, 'auto')} | "
-            f"{cell(inherited, 'inherited')} | "
-            f"{delta(auto, inherited)} | {best or '—'} {cell(others.get(best), best)} | "
-            f"{delta(auto, others.get(best))} |")
+        summary.append(summary_row(corpus, minutes, on, runs))
     return "\n".join(rows), "\n".join(summary)
 
 
