@@ -131,7 +131,7 @@ EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& t
   report.interrupted = translator.stop() != nullptr && translator.stop()();
   if (report.interrupted) return report;
   const auto start = std::chrono::steady_clock::now();
-  const auto results = translate ? translate(text.src) : translator.translate(text.src);
+  const auto results = translate(text.src);
   report.decode_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& result : results) {

@@ -78,12 +78,11 @@ using TranslateLines =
 
 /// Scores `text` (sources and references) with the translator's model and decoding settings:
 /// teacher-forced loss, then translation and BLEU/chrF/TER of the best hypotheses (sacreBLEU
-/// style, as `scoring` says). `translate` translates the sources (null: Translator::translate,
-/// which cuts a line longer than the model reads; `nmt evaluate` gives text/document.h's
-/// translate_text, which splits it). Stops early when the translator's stop check fires (see
-/// EvaluationReport::interrupted).
+/// style, as `scoring` says). `translate` translates the sources with the translator (`nmt
+/// evaluate` gives text/document.h's translate_text, which splits a line longer than the model
+/// reads where Translator::translate would cut it). Stops early when the translator's stop check
+/// fires (see EvaluationReport::interrupted).
 EvaluationReport evaluate_parallel(Translator& translator, const ParallelText& text,
-                                   const ScoringOptions& scoring = {},
-                                   const TranslateLines& translate = nullptr);
+                                   const ScoringOptions& scoring, const TranslateLines& translate);
 
 }  // namespace nmt
