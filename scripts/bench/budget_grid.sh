@@ -51,6 +51,12 @@ if [[ -e $run_dir/last.pt ]]; then
   echo "budget_grid.sh: $run_dir already holds a run; remove it to run the cell again" >&2
   exit 1
 fi
+# A cell's files are a result: another run of its setting is SETTING_runN, never over it.
+if [[ -e $out ]]; then
+  echo "budget_grid.sh: $out already holds a cell; run the setting again as ${setting%_run*}_runN" \
+    "(a new N), or remove the folder to replace it" >&2
+  exit 1
+fi
 # The host's speed goes into host.json: hosts of one CPU name differ (EPYC sessions measured
 # 180 to 261 GFLOP/s), and a minute buys steps in proportion.
 gflops=$(build/nmt bench matmul --sizes 1024 | awk '$1 == "ceiling" { print $2 }') || gflops=
@@ -83,7 +89,9 @@ cp "$run_dir/config.json" "$out/"
 gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
 host_json >"$out/host.json"
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
-gzip -f "$out"/hyp.* 2>/dev/null || true
+for hyp in "$out"/hyp.*; do
+  if [[ -e $hyp && $hyp != *.gz ]]; then gzip -f "$hyp"; fi
+done
 # docs/ stays about 8 MB: only auto's and the inherited recipe's hypotheses stay, and not over
 # 50 kB (3,000-line test sets); every cell keeps its scores.
 [[ $kind == auto || $kind == inherited ]] || rm -f "$out"/hyp.*
