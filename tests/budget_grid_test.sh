@@ -10,21 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/scripts/bench"
 cp "$source_script" "$tmp/scripts/bench/budget_grid.sh"
 script=$tmp/scripts/bench/budget_grid.sh
-failures=0
-
-# expect CODE TEXT COMMAND...: COMMAND exits with CODE and prints TEXT (stdout or stderr).
-expect() {
-  local code=$1 text=$2 out got
-  shift 2
-  out=$("$@" 2>&1)
-  got=$?
-  if [[ $got -ne $code || $out != *"$text"* ]]; then
-    echo "FAIL: $* exited $got (want $code) with:"
-    echo "$out" | sed 's/^/  /'
-    echo "  (want the text: $text)"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 expect 2 "unknown corpus 'nope'" "$script" nope 10 auto
 
@@ -39,13 +25,6 @@ expect 1 "already holds a cell; run the setting again as inherited_runN" \
   "$script" small_parallel_enja 10 inherited
 mkdir -p "${cell}_run2"
 expect 1 "run the setting again as inherited_runN" "$script" small_parallel_enja 10 inherited_run2
-if [[ $(cat "$cell/results.json") != '{"bleu": 24.9}' ]]; then
-  echo "FAIL: the cell's results.json changed"
-  failures=$((failures + 1))
-fi
+[[ $(cat "$cell/results.json") == '{"bleu": 24.9}' ]] || fail "the cell's results.json changed"
 
-if [[ $failures -gt 0 ]]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "budget_grid_test: all passed"
+finish budget_grid_test

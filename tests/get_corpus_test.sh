@@ -6,21 +6,7 @@ set -uo pipefail
 script=$(cd "$(dirname "$0")/.." && pwd)/scripts/get_corpus.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-# expect CODE TEXT COMMAND...: COMMAND exits with CODE and prints TEXT (stdout or stderr).
-expect() {
-  local code=$1 text=$2 out got
-  shift 2
-  out=$("$@" 2>&1)
-  got=$?
-  if [[ $got -ne $code || $out != *"$text"* ]]; then
-    echo "FAIL: $* exited $got (want $code) with:"
-    echo "$out" | sed 's/^/  /'
-    echo "  (want the text: $text)"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 expect 2 "unknown corpus 'nope' (known: small_parallel_enja" "$script" nope
 expect 2 "give NAME and optionally DEST" "$script"
@@ -46,14 +32,10 @@ done
 before=$(cat "$dest"/* | md5sum)
 expect 0 "already holds americasnlp_aym_es" \
   "$script" --from "$tmp/missing" americasnlp_aym_es "$dest"
-[[ $(cat "$dest"/* | md5sum) == "$before" ]] || { echo "FAIL: a complete corpus was rewritten"; failures=$((failures + 1)); }
+[[ $(cat "$dest"/* | md5sum) == "$before" ]] || fail "a complete corpus was rewritten"
 
 # One line short: not complete, so it is fetched again (and here the commit is missing).
 sed -i '$d' "$dest/dev.es"
 expect 1 "has no commit d3f519c" "$script" --from "$repo/.git" americasnlp_aym_es "$dest"
 
-if [[ $failures -gt 0 ]]; then
-  echo "get_corpus_test: $failures failed"
-  exit 1
-fi
-echo "get_corpus_test: all passed"
+finish get_corpus_test
