@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/precision.h"
 #include "test_util.h"
@@ -255,38 +256,67 @@ TEST(AutoRecipe, WithoutABudgetThereIsNothingToSizeFor) {
   }
 }
 
-TEST(AutoRecipe, TheHostsSpeedFollowsThePrecisionTheRunTrainsIn) {
-  // A bf16 run on bf16 instructions sustains more of the fp32 ceiling than an fp32 run
-  // (docs/own_data.md); bf16 on fallback kernels is as slow as their own ceiling.
-  TrainConfig train;
-  train.device = "cpu";
-  train.precision = Precision::kFp32;
-  const HostSpeed fp32 = measure_host_speed(train);
-  EXPECT_EQ(fp32.how.rfind("0.62 x the fp32 matmul ceiling", 0), 0u) << fp32.how;
-  EXPECT_NE(fp32.how.find("(training in fp32)"), std::string::npos) << fp32.how;
-  EXPECT_GT(fp32.model_flops, 0.0);
-  train.precision = Precision::kBf16;
-  const HostSpeed bf16 = measure_host_speed(train);
-  if (cpu_has_bf16_dot_product()) {
-    EXPECT_EQ(bf16.how.rfind("1.2 x the fp32 matmul ceiling", 0), 0u) << bf16.how;
-    EXPECT_NE(bf16.how.find("(training in bf16)"), std::string::npos) << bf16.how;
-  } else {
-    EXPECT_EQ(bf16.how.rfind("0.62 x the bf16 matmul ceiling", 0), 0u) << bf16.how;
-    EXPECT_NE(bf16.how.find("without bf16 instructions"), std::string::npos) << bf16.how;
+/// `pairs` pairs of `src_bytes` and `tgt_bytes` bytes, each sampled.
+CorpusProfile sampled_corpus(int64_t pairs, int32_t src_bytes, int32_t tgt_bytes) {
+  CorpusProfile corpus;
+  corpus.pairs = pairs;
+  corpus.src_bytes = corpus.src_chars = src_bytes * pairs;
+  corpus.tgt_bytes = corpus.tgt_chars = tgt_bytes * pairs;
+  corpus.sampled_bytes.assign(size_t(pairs), {src_bytes, tgt_bytes});
+  return corpus;
+}
+
+TEST(AutoRecipe, TheHostsSpeedIsMeasuredOnBatchesShapedLikeTheCorpus) {
+  // Training steps timed on batches of 2,048 tokens cut from the sampled pairs: sources three
+  // times as long as the targets (Japanese into English) leave a batch a third of the targets.
+  Config config = all_auto(10);
+  config.train.device = "cpu";
+  config.train.precision = Precision::kFp32;
+  // Timed on the threads training will use (train.threads), not the process's.
+  const int64_t threads = at::get_num_threads(), blas = blas_threads();
+  at::set_num_threads(2);
+  config.train.threads = 1;
+  const HostSpeed even = measure_host_speed(config, sampled_corpus(1000, 37, 37), 1);
+  const HostSpeed long_sources = measure_host_speed(config, sampled_corpus(1000, 111, 37), 1);
+  configure_threads(threads);
+  if (blas > 0) set_blas_threads(blas);
+  EXPECT_GT(even.target_share, 0.8);  // 1,000 pairs of 10 + 1 pieces: 6 batches, the last short
+  EXPECT_LE(even.target_share, 1.0);
+  EXPECT_LT(long_sources.target_share, 0.4);  // rows of 31 source pieces carry 11 target ones
+  EXPECT_GT(even.model_flops, 0.0);
+  EXPECT_EQ(even.how.rfind("measured: ", 0), 0u) << even.how;
+  EXPECT_NE(even.how.find("1 training steps of the tuned shape, fp32"), std::string::npos)
+      << even.how;
+  EXPECT_NE(even.how.find("1 thread(s)"), std::string::npos) << even.how;
+  // Less of a batch is targets: more steps for the same pieces (here past 4,000 steps of 2,048).
+  EXPECT_EQ(sized(all_auto(10), latin_corpus(29000), HostSpeed{240e9, "t", 0.85}).data.batch_tokens,
+            1024);
+  EXPECT_EQ(sized(all_auto(10), latin_corpus(29000), HostSpeed{240e9, "t", 0.28}).data.batch_tokens,
+            2048);
+  try {
+    measure_host_speed(config, CorpusProfile{});
+    FAIL() << "measured on no pairs";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no pairs"), std::string::npos) << e.what();
   }
 }
 
-TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
-  const auto dir = temp_dir("auto_profile");
-  std::ofstream(dir / "a.src") << "ab\ncab\n";
-  std::ofstream(dir / "a.tgt") << "日本\nx，y\n";
+/// profile_corpus of the training corpus dir/a.src, dir/a.tgt.
+CorpusProfile profile_files(const std::filesystem::path& dir) {
   DataConfig data;
   CorpusSpec files;
   files.kind = CorpusKind::kFiles;
   files.src = (dir / "a.src").string();
   files.tgt = (dir / "a.tgt").string();
   data.train = {files};
-  const CorpusProfile corpus = profile_corpus(data);
+  return profile_corpus(data);
+}
+
+TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
+  const auto dir = temp_dir("auto_profile");
+  std::ofstream(dir / "a.src") << "ab\ncab\n";
+  std::ofstream(dir / "a.tgt") << "日本\nx，y\n";
+  const CorpusProfile corpus = profile_files(dir);
   EXPECT_EQ(corpus.pairs, 2);
   EXPECT_EQ(corpus.src_chars, 5);
   EXPECT_EQ(corpus.src_bytes, 5);
@@ -296,6 +326,22 @@ TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
   EXPECT_EQ(corpus.tgt_alphabet, 5);
   EXPECT_EQ(corpus.joint_alphabet, 8);
   EXPECT_EQ(corpus.tgt_fullwidth, 1);  // "，" (U+FF0C)
+  EXPECT_EQ(corpus.sampled_bytes, (std::vector<std::pair<int32_t, int32_t>>{{2, 6}, {3, 5}}));
+}
+
+TEST(AutoRecipe, TheSampledPairsAreDrawnFromTheWholeCorpus) {
+  // 5,000 pairs: a sample of the first 4,096 would hold none of the last 904 (2 bytes a side).
+  const auto dir = temp_dir("auto_sample");
+  std::ofstream src(dir / "a.src"), tgt(dir / "a.tgt");
+  for (int i = 0; i < 5000; ++i)
+    src << (i < 4096 ? "a\n" : "bb\n"), tgt << (i < 4096 ? "a\n" : "bb\n");
+  src.close(), tgt.close();
+  const CorpusProfile corpus = profile_files(dir);
+  ASSERT_EQ(corpus.sampled_bytes.size(), CorpusProfile::kSampled);
+  int64_t late = 0;
+  for (const auto& pair : corpus.sampled_bytes) late += pair.first == 2;
+  EXPECT_GT(late, 500);  // 904 x 4,096 / 5,000 = 741 expected
+  EXPECT_LT(late, 1000);
 }
 
 TEST(AutoTrain, TheLogAndConfigJsonGiveEveryChoiceAndAResumeKeepsThem) {

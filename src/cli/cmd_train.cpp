@@ -67,13 +67,14 @@ int run_train(int argc, char** argv) {
       resume ? resumed_config(args["resume"].as<std::string>(), args) : config_from_args(args);
   if (args.count("device"))
     apply_overrides(config, {"train.device=" + args["device"].as<std::string>()});
+  // Before "auto" times training steps: --print-config sizes them as training would.
+  tune_for_training(config);
   if (args.count("print-config")) {
     if (!resume) resolve_auto(config);  // the "auto" keys sized, with their reasons
     config.train.run_dir = config.train.resolved_run_dir().string();
     std::cout << config_to_json(config).dump(2) << "\n";
     return 0;
   }
-  tune_for_training(config);
   install_interrupt_handlers();
   // torchrun and other launchers describe the process's rank in the environment.
   const DistEnv dist = parse_dist_env([](const char* name) { return std::getenv(name); });

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -12,7 +13,9 @@
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/utf8.h"
+#include "data/batching.h"
 #include "data/line_reader.h"
+#include "data/pair_store.h"
 #include "train/bench.h"
 #include "train/flops.h"
 
@@ -34,6 +37,18 @@ std::string thousands(double value) {
   return digits;
 }
 
+/// The pieces (eos included) of `pairs` sides of `bytes` UTF-8 bytes in all.
+double estimated_pieces(int64_t bytes, int64_t pairs) {
+  return double(bytes) / A::kBytesPerPiece + double(pairs);
+}
+
+/// `model` in the tuned shape: d_model 256, 4 heads, 3 + 3 layers, feed-forward 1,024.
+ModelConfig anchor_shape(ModelConfig model) {
+  model.d_model = 256, model.n_heads = 4, model.encoder_layers = 3, model.decoder_layers = 3;
+  model.d_ff = 1024;
+  return model;
+}
+
 /// The training budget in target pieces, and what bounds it.
 struct Budget {
   double tokens = 0.0;  ///< target pieces (eos included) the run will train on
@@ -46,9 +61,7 @@ class Sizer {
  public:
   Sizer(Config& config, const CorpusProfile& corpus, const HostSpeed& host)
       : config_(config), corpus_(corpus), host_(host) {
-    const double pairs = double(corpus.pairs);
-    tgt_pieces_ = double(corpus.tgt_bytes) / A::kBytesPerPiece + pairs;  // + eos each
-    src_pieces_ = double(corpus.src_bytes) / A::kBytesPerPiece + pairs;
+    tgt_pieces_ = estimated_pieces(corpus.tgt_bytes, corpus.pairs);
   }
 
   bool wants(const std::string& key) const {
@@ -63,19 +76,12 @@ class Sizer {
 
   /// Target pieces per second of a model of this shape and vocabulary on the corpus's mean pair.
   double pieces_per_second(const ModelConfig& shape, int64_t vocab) const {
-    ModelConfig model = shape;
-    model.tgt_vocab_size = vocab;
-    BatchShape pair;
-    pair.rows = 1;
-    pair.src_len = std::max<int64_t>(1, std::llround(src_pieces_ / double(corpus_.pairs)));
-    pair.tgt_len = std::max<int64_t>(1, std::llround(tgt_pieces_ / double(corpus_.pairs)));
-    pair.tgt_tokens = pair.tgt_len;
-    return host_.model_flops / (training_flops(model, pair) / double(pair.tgt_tokens));
+    return host_.model_flops / flops_per_target_piece(shape, vocab, corpus_);
   }
 
   Budget budget(const ModelConfig& shape, int64_t vocab, int64_t batch_tokens) const {
     const TrainConfig& train = config_.train;
-    const double batch_pieces = double(batch_tokens) * A::kTargetShare;
+    const double batch_pieces = double(batch_tokens) * host_.target_share;
     Budget budget;
     budget.tokens = std::numeric_limits<double>::infinity();
     if (train.max_minutes > 0.0) {
@@ -124,10 +130,7 @@ class Sizer {
   /// budget trains on 16 times the tuned hour's pieces and the corpus has 200,000+ pairs.
   void size_shape() {
     ModelConfig& model = config_.model;
-    ModelConfig anchor = model;
-    anchor.d_model = 256, anchor.n_heads = 4, anchor.encoder_layers = 3;
-    anchor.decoder_layers = 3, anchor.d_ff = 1024;
-    const Budget at_anchor = budget(anchor, A::kVocab, A::kBatchTokens);
+    const Budget at_anchor = budget(anchor_shape(model), A::kVocab, A::kBatchTokens);
     const double tuned_hour = A::kTunedHourPieces;
     const bool big = at_anchor.tokens >= 16.0 * tuned_hour && corpus_.pairs >= 200000;
     const std::string why = std::string(big ? "Transformer base" : "the tuned shape") +
@@ -261,7 +264,7 @@ class Sizer {
   Config& config_;
   const CorpusProfile& corpus_;
   const HostSpeed& host_;
-  double tgt_pieces_ = 0.0, src_pieces_ = 0.0;
+  double tgt_pieces_ = 0.0;
 };
 
 }  // namespace
@@ -270,10 +273,18 @@ CorpusProfile profile_corpus(const DataConfig& data) {
   CorpusProfile profile;
   std::unordered_set<char32_t> src_alphabet, tgt_alphabet;
   std::string src, tgt;
+  std::mt19937_64 draw(1);
   for (const auto& corpus : data.train) {
     PairReader reader(data, corpus);
     while (reader.next(src, tgt)) {
       ++profile.pairs;
+      const std::pair<int32_t, int32_t> bytes{int32_t(src.size()), int32_t(tgt.size())};
+      if (profile.sampled_bytes.size() < CorpusProfile::kSampled) {
+        profile.sampled_bytes.push_back(bytes);
+      } else if (const uint64_t slot = draw() % uint64_t(profile.pairs);
+                 slot < CorpusProfile::kSampled) {
+        profile.sampled_bytes[size_t(slot)] = bytes;  // each pair kept with kSampled / pairs
+      }
       profile.src_bytes += int64_t(src.size());
       profile.tgt_bytes += int64_t(tgt.size());
       for (const char32_t c : utf8_decode(src)) src_alphabet.insert(c), ++profile.src_chars;
@@ -290,36 +301,72 @@ CorpusProfile profile_corpus(const DataConfig& data) {
   return profile;
 }
 
-HostSpeed measure_host_speed(const TrainConfig& train) {
-  const at::Device device = resolve_device(train.device);
-  HostSpeed speed;
-  const bool bf16 = resolve_precision(train.precision, device) == Precision::kBf16;
-  if (device.is_cpu()) {
-    // The fp32 ceiling, also for bf16 training: once the products run in bf16, most of a step is
-    // outside them, and training follows the fp32 ceiling across hosts better (`nmt bench train`
-    // in bf16 reached 43-49% of the bf16 ceiling on an AVX512-BF16 EPYC, 16% on an AMX Xeon).
-    // bf16 without bf16 instructions runs on fallback kernels, at their own (bf16) ceiling.
-    const bool fallback = bf16 && !cpu_has_bf16_dot_product();
-    const std::string dtype = fallback ? "bf16" : "fp32";
-    // The best of three measures: a busy moment (another process, the VM's neighbours) halved
-    // a single one (120 GFLOP/s where the run then trained at the speed of 240).
-    double ceiling = 0.0;
-    for (int i = 0; i < 3; ++i) ceiling = std::max(ceiling, ceiling_gflops_at(1024, dtype, device));
-    const double efficiency = bf16 && !fallback ? A::kBf16Efficiency : A::kFp32Efficiency;
-    const std::string trains = !bf16      ? "fp32"
-                               : fallback ? "bf16 without bf16 instructions"
-                                          : "bf16";
-    speed.model_flops = efficiency * ceiling * 1e9;
-    speed.how = number(efficiency, "%g") + " x the " + dtype +
-                " matmul ceiling measured now (best of 3), " + number(ceiling, "%.0f") +
-                " GFLOP/s (training in " + trains + ")";
-  } else {
-    const double ceiling = ceiling_gflops_at(4096, bf16 ? "bf16" : "fp32", device);
-    speed.model_flops = 0.3 * ceiling * 1e9;
-    speed.how = "0.3 x the " + std::string(bf16 ? "bf16" : "fp32") +
-                " matmul ceiling measured now, " + number(ceiling, "%.0f") +
-                " GFLOP/s (not calibrated on GPUs)";
+double flops_per_target_piece(const ModelConfig& shape, int64_t vocab,
+                              const CorpusProfile& corpus) {
+  ModelConfig model = shape;
+  model.tgt_vocab_size = vocab;
+  const double pairs = double(std::max<int64_t>(1, corpus.pairs));
+  BatchShape pair;
+  pair.rows = 1;
+  pair.src_len =
+      std::max<int64_t>(1, std::llround(estimated_pieces(corpus.src_bytes, corpus.pairs) / pairs));
+  pair.tgt_len =
+      std::max<int64_t>(1, std::llround(estimated_pieces(corpus.tgt_bytes, corpus.pairs) / pairs));
+  pair.tgt_tokens = pair.tgt_len;
+  return training_flops(model, pair) / double(pair.tgt_tokens);
+}
+
+HostSpeed measure_host_speed(const Config& config, const CorpusProfile& corpus,
+                             size_t timed_batches) {
+  // The sampled pairs as pieces of random ids, each side bytes / 3.7 pieces, over data.max_len
+  // left out as training leaves them out.
+  const int64_t longest = std::min(config.data.max_len, config.model.max_len - 2);
+  std::mt19937_64 ids_from(1);
+  std::uniform_int_distribution<int64_t> piece(4, A::kVocab - 1);  // past pad, unk, bos, eos
+  const auto pieces_of = [&](int32_t bytes) {
+    std::vector<int64_t> ids(size_t(std::max<int64_t>(1, std::llround(bytes / A::kBytesPerPiece))));
+    for (auto& id : ids) id = piece(ids_from);
+    return ids;
+  };
+  std::vector<Example> examples;
+  for (const auto& [src_bytes, tgt_bytes] : corpus.sampled_bytes) {
+    Example example{pieces_of(src_bytes), pieces_of(tgt_bytes)};
+    if (int64_t(example.src.size()) > longest || int64_t(example.tgt.size()) > longest) continue;
+    examples.push_back(std::move(example));
   }
+  if (examples.empty()) {
+    throw Error("\"auto\": the training corpus has no pairs of at most data.max_len " +
+                std::to_string(config.data.max_len) + " pieces");
+  }
+  // Batched as training batches: what a batch of 2,048 tokens carries of targets.
+  const PairStore store = PairStore::from_examples(examples);
+  BatchingOptions options = batching_options(config.data);
+  options.batch_tokens = A::kBatchTokens;
+  const auto batches = make_batches(PairsView(store), options, /*epoch=*/0);
+  int64_t targets = 0;
+  for (const auto& batch : batches)
+    for (const size_t i : batch) targets += int64_t(store.tgt_len(i)) + 1;  // + eos
+  HostSpeed speed;
+  speed.target_share = double(targets) / double(batches.size() * size_t(A::kBatchTokens));
+  // The first of them (the order is shuffled), timed in the tuned shape and the run's precision.
+  std::vector<Batch> timed;
+  for (size_t b = 0; b < std::min(timed_batches, batches.size()); ++b)
+    timed.push_back(collate(examples, batches[b]));
+  ModelConfig shape = anchor_shape(config.model);
+  shape.src_vocab_size = shape.tgt_vocab_size = A::kVocab;
+  const at::Device device = resolve_device(config.train.device);
+  // On the threads training will use: a process starts on one (the trainer sets them later).
+  if (device.is_cpu()) configure_threads(config.train.threads);
+  const StepProbe probe = probe_training_steps(shape, config.train, timed);
+  const double rate = double(probe.tgt_tokens) / probe.seconds;
+  speed.model_flops = rate * flops_per_target_piece(shape, A::kVocab, corpus);
+  speed.how = "measured: " + thousands(rate) + " target pieces/s (" +
+              number(probe.flops / probe.seconds / 1e9, "%.0f") +
+              " GFLOP/s of padded batches) in " + std::to_string(timed.size()) +
+              " training steps of the tuned shape, " +
+              describe_precision(config.train.precision, device) + " on " +
+              describe_device(device) + ", on batches of 2,048 tokens shaped like the corpus's (" +
+              number(speed.target_share, "%.2f") + " target pieces per token)";
   return speed;
 }
 
@@ -331,7 +378,7 @@ void size_recipe(Config& config, const CorpusProfile& corpus, const HostSpeed& h
 void resolve_auto(Config& config) {
   if (config.auto_keys.empty()) return;
   const CorpusProfile corpus = profile_corpus(config.data);
-  const HostSpeed host = measure_host_speed(config.train);
+  const HostSpeed host = measure_host_speed(config, corpus);
   size_recipe(config, corpus, host);
   config.auto_choices.push_back(
       {"corpus", nlohmann::json(thousands(double(corpus.pairs)) + " pairs").dump(),

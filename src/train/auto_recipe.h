@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -23,20 +24,37 @@ struct CorpusProfile {
   int64_t joint_alphabet = 0;            ///< distinct characters of both sides
   /// Target characters NFKC rewrites as ASCII: the full-width forms U+FF01-U+FF5E ("，", "？")
   int64_t tgt_fullwidth = 0;
+  /// UTF-8 bytes of the source and target of up to kSampled pairs drawn evenly from the corpus
+  /// (a reservoir, seeded): the lengths measure_host_speed batches
+  std::vector<std::pair<int32_t, int32_t>> sampled_bytes;
+  static constexpr size_t kSampled = 4096;
 };
 
 /// Reads every data.train corpus once. Errors name the file as the corpus readers do.
 CorpusProfile profile_corpus(const DataConfig& data);
 
-/// The host's training speed the rules assume: the model's matmul FLOP/s.
+/// The host's training speed the rules assume, measured on batches shaped like the corpus's.
 struct HostSpeed {
-  double model_flops = 0.0;  ///< FLOP/s of model matmuls a training run sustains
-  std::string how;           ///< how it was measured, for the log
+  /// Model FLOP/s training sustains, counted on the corpus's mean pair (training_flops, without
+  /// padding): the target pieces/s measured times the FLOPs of one, so that another shape or
+  /// vocabulary trains at this / its own FLOPs per piece
+  double model_flops = 0.0;
+  std::string how;  ///< how it was measured, for the log
+  /// Target pieces a batch of B tokens carries, / B: batches count each row's longer side,
+  /// padded (0.89-0.93 on Multi30k, min-id and aym-es, 0.71 on ja-en, whose sources are longer)
+  double target_share = 0.85;
 };
 
-/// Measures the device's matmul ceiling (the best of three on a CPU, about a second) and scales it
-/// by what training runs reached of it (docs/own_data.md).
-HostSpeed measure_host_speed(const TrainConfig& train);
+/// Times training steps of the tuned shape (the anchor below, in the run's precision, on its
+/// device) on batches of 2,048 tokens cut from `corpus`'s sampled pairs as training cuts them,
+/// each side estimated at bytes / AutoAnchor::kBytesPerPiece pieces of random ids: `timed_batches`
+/// of them, a few seconds. Throws nmt::Error for a corpus without pairs.
+HostSpeed measure_host_speed(const Config& config, const CorpusProfile& corpus,
+                             size_t timed_batches = 8);
+
+/// Model FLOPs of training on one target piece of `corpus`'s mean pair, `shape` with a target
+/// vocabulary of `vocab` pieces (the FLOP model that scales a measured speed to another shape).
+double flops_per_target_piece(const ModelConfig& shape, int64_t vocab, const CorpusProfile& corpus);
 
 /// The anchor: Multi30k en-de's training corpus and the hour the recipe was tuned in.
 struct AutoAnchor {
@@ -49,18 +67,6 @@ struct AutoAnchor {
   static constexpr int64_t kBatchTokens = 2048;  ///< its batches
   static constexpr double kLr = 1.5e-3;          ///< its peak learning rate at d_model 256
   static constexpr double kBytesPerPiece = 3.7;  ///< UTF-8 bytes per piece at ~4,000 pieces
-  /// Target pieces per batch token budget: batches count each row's longer side, padded, so a
-  /// batch of B tokens carried 0.89-0.93 B target pieces on Multi30k, min-id and aym-es and 0.71 B
-  /// on ja-en (longer Japanese sources); 0.85 is the median fit of 15 budget cells' steps
-  static constexpr double kTargetShare = 0.85;
-  /// Model FLOP/s a CPU run sustains / its fp32 matmul ceiling at n = 1,024, training in bf16 on
-  /// bf16 instructions: 0.85 x the median of 15 budget cells' epochs run over the epochs
-  /// expected at 0.85 (1.39); 13 ran on AVX512-BF16 EPYCs, 2 on an AMX Xeon (0.74-0.92x the
-  /// epochs this expects there)
-  static constexpr double kBf16Efficiency = 1.2;
-  /// The same training in fp32 (an AVX2-only host): its hour sustained 113.3 GFLOP/s against a
-  /// ceiling of 182 at n = 1,024. Also of the bf16 ceiling, for bf16 on fallback kernels.
-  static constexpr double kFp32Efficiency = 0.62;
 };
 
 /// Sizes every key in config.auto_keys from `corpus` and `host` (pure: no I/O), empties

@@ -16,7 +16,11 @@
 #include "core/device.h"
 #include "core/files.h"
 #include "core/precision.h"
+#include "model/seq2seq.h"
+#include "train/flops.h"
+#include "train/optimizer.h"
 #include "train/trainer.h"
+#include "train/trainer_internal.h"
 
 namespace nmt {
 namespace fs = std::filesystem;
@@ -77,6 +81,40 @@ double matmul_ceiling_gflops(const std::string& dtype, const at::Device& device)
     best = std::max(best, ceiling_gflops_at(n, dtype, device));
   }
   return best;
+}
+
+StepProbe probe_training_steps(const ModelConfig& model_config, const TrainConfig& train,
+                               const std::vector<Batch>& batches, int passes) {
+  const at::Device device = resolve_device(train.device);
+  Seq2Seq model(model_config);
+  model->to(device);
+  model->train();
+  const auto optimizer = make_optimizer(model->named_parameters(), train);
+  StepProbe probe;
+  std::vector<Batch> on_device;
+  for (const Batch& batch : batches) {
+    on_device.push_back(batch.to(device));
+    probe.tgt_tokens += batch.tgt_tokens;
+    probe.flops += training_flops(
+        model_config, {batch.size(), batch.src.size(1), batch.tgt_in.size(1), batch.tgt_tokens});
+  }
+  std::vector<double> timed;
+  for (int pass = 0; pass <= passes; ++pass) {
+    synchronize(device);
+    const auto start = std::chrono::steady_clock::now();
+    for (const Batch& batch : on_device) {
+      clear_gradients(*optimizer);
+      const auto sums = batch_loss(model, batch, train, device);
+      (sums.loss / double(std::max<int64_t>(1, batch.tgt_tokens))).backward();
+      optimizer_step(*optimizer, clip_scale(model->parameters(), train.clip_norm));
+    }
+    synchronize(device);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (pass > 0) timed.push_back(took.count());
+  }
+  std::sort(timed.begin(), timed.end());
+  probe.seconds = timed[timed.size() / 2];
+  return probe;
 }
 
 TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::ostream& out) {

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include "core/config.h"
+#include "data/batching.h"
 
 namespace nmt {
 
@@ -33,6 +34,22 @@ double ceiling_gflops_at(int64_t n, const std::string& dtype, const at::Device& 
 
 /// The device's matmul ceiling for `dtype`: the best ceiling_gflops_at over ceiling_sizes.
 double matmul_ceiling_gflops(const std::string& dtype, const at::Device& device = at::kCPU);
+
+/// What probe_training_steps measured.
+struct StepProbe {
+  double seconds = 0.0;    ///< one pass over the batches: the median timed pass
+  int64_t tgt_tokens = 0;  ///< target pieces of the batches (eos included)
+  double flops = 0.0;      ///< their model FLOPs (training_flops)
+};
+
+/// Times the trainer's optimizer step (forward and backward in train.precision, clipping, Adam)
+/// of a new `model` on train.device, one step per batch: an untimed pass over `batches` (the
+/// kernels' first calls for each shape, Adam's state), then the median of `passes` timed ones
+/// (a moment of another process's work, or of a faster clock, moves one pass, not the median).
+/// Touches no file; draws from LibTorch's default generator (initialisation, dropout), which a
+/// trainer seeds after.
+StepProbe probe_training_steps(const ModelConfig& model, const TrainConfig& train,
+                               const std::vector<Batch>& batches, int passes = 3);
 
 /// Training throughput of `config` on its data: runs `steps` optimizer steps (after `warmup`
 /// untimed ones) in a temporary run directory, on the config's device, and prints target

@@ -31,6 +31,7 @@
 #include "train/distributed.h"
 #include "train/ema.h"
 #include "train/finetune.h"
+#include "train/loss.h"
 #include "train/resume.h"
 #include "train/run_log.h"
 #include "train/scheduler.h"
@@ -142,6 +143,15 @@ class TrainingData {
   std::vector<size_t> mixed_;   ///< this epoch's rows of weighted corpora (data/mixing.h)
   bool mix_described_ = false;  ///< the corpus mix has been logged
 };
+
+/// Loss sums of one batch (train.label_smoothing, R-Drop with train.rdrop_alpha > 0) in
+/// train.precision: only non-padding target positions reach the output projection (a third of a
+/// Multi30k batch's positions can be padding; the projection is the widest matmul). With R-Drop
+/// the batch is stacked on itself, so one pass gives each sentence two dropout masks; the sums are
+/// (both copies' cross-entropy + alpha * symmetric KL) / 2, as in Liang et al. 2021, so that
+/// divided by the batch's target tokens they stay per-token means comparable with a run without.
+LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& config,
+                    const at::Device& device);
 
 /// The model and one optimizer step: the step's batches cut into shards for this rank's
 /// workers, forward and backward, the sums over the ranks, clipping and the update.

@@ -17,14 +17,7 @@
 #include "train/trainer_internal.h"
 
 namespace nmt {
-namespace {
 
-/// Loss sums of one batch: only non-padding target positions reach the output projection
-/// (a third of a Multi30k batch's positions can be padding; the projection is the widest matmul).
-/// With R-Drop (train.rdrop_alpha > 0) the batch is stacked on itself, so one pass gives each
-/// sentence two dropout masks; the sums are (both copies' cross-entropy + α·symmetric KL) / 2,
-/// as in Liang et al. 2021, so that divided by the batch's target tokens they stay per-token
-/// means comparable with a run without it.
 LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& config,
                     const at::Device& device) {
   const bool rdrop = config.rdrop_alpha > 0.0;
@@ -45,6 +38,8 @@ LossSums batch_loss(Seq2Seq& model, const Batch& batch, const TrainConfig& confi
   const auto kl = symmetric_kl_sum(logits);
   return {0.5 * (sums.loss + config.rdrop_alpha * kl), 0.5 * sums.nll};
 }
+
+namespace {
 
 /// One worker's part of one batch, and the batch's slot in the step (which picks its seeds).
 struct Shard {
