@@ -2,7 +2,7 @@
 """scripts/bench/auto_estimate.py's reading of a cell, on made-up files: the epochs a run reached
 from its steps and the steps of its epochs (it validates at each epoch's end and at the finish),
 or from its throughput within its first epoch; the budget `auto` expected from its dropout
-reason."""
+reason, with or without the share of the time validating takes; that share and its cost."""
 
 import gzip
 import sys
@@ -49,6 +49,23 @@ class Expected(unittest.TestCase):
             "train.label_smoothing": {"value": 0.2}, "data.batch_tokens": {"value": 2048}}
         self.assertEqual(auto_estimate.expected(auto), (6109, 22.2))
         self.assertEqual(auto_estimate.choices(auto), "0.1/0.2/2048")
+        auto["model.dropout"]["why"] = auto["model.dropout"]["why"].replace(
+            "6,109 target pieces/s)", "6,109 target pieces/s, less 9.9% validating)")
+        self.assertEqual(auto_estimate.expected(auto), (6109, 22.2))
+
+
+class Validating(unittest.TestCase):
+    def test_share_and_cost_of_the_validations(self):
+        log = HEAD.replace("train:", "dev:").replace("900 kept", "80 kept").replace(
+            "target 9100", "target 920") + (
+            "x  step 50 | epoch 1 | loss 5 | ppl 1 | lr 1e-4 | 5000 tgt tok/s | 10 s\n"
+            "x  valid step 60 | loss 4 | ppl 2 | BLEU 1.00 | chrF 2.00 | 0.2 s | new best\n"
+            "x  valid step 120 | loss 4 | ppl 2 | BLEU 1.00 | chrF 2.00 | 0.4 s\n"
+            "x  step 150 | epoch 3 | loss 5 | ppl 1 | lr 1e-4 | 5000 tgt tok/s | 30 s\n"
+            "x  throughput: 5000 target tokens/s, 1 GFLOP/s of model matmuls\n")
+        share, cost = auto_estimate.validating(HEAD + log)
+        self.assertAlmostEqual(share, 0.6 / 30)
+        self.assertAlmostEqual(cost, 0.3 * 5000 / 1000)  # 920 pieces + 80 eos
 
 
 if __name__ == "__main__":

@@ -246,6 +246,36 @@ TEST(AutoRecipe, BatchesAndShapeFollowTheBudget) {
             256);
 }
 
+TEST(AutoRecipe, ATimeBudgetLeavesOutTheTimeValidationsTake) {
+  // Validated on 1,000 pairs after each epoch of 29,000: each validation costs 1.1 x its
+  // 66,000 / 3.7 + 1,000 target pieces = 20,722 pieces of training, against an epoch's 546,297.
+  CorpusProfile corpus = latin_corpus(29000);
+  const double alone = 546297.0, validating = 1.1 * (66000.0 / 3.7 + 1000.0);
+  const auto epochs = [](const Config& config) {
+    const std::string reason = why(config, "model.dropout");
+    return std::stod(reason.substr(reason.rfind("; ") + 2));
+  };
+  const double unvalidated = epochs(sized(all_auto(60), corpus));
+  corpus.valid_pairs = 1000, corpus.valid_tgt_bytes = 66000;
+  const Config validated = sized(all_auto(60), corpus);
+  EXPECT_NEAR(epochs(validated) / unvalidated, alone / (alone + validating), 0.002);
+  EXPECT_NE(why(validated, "model.dropout").find("less 3.7% validating"), std::string::npos)
+      << why(validated, "model.dropout");
+  // Every 100 steps, more often than every epoch (2,048 x 0.85 x 100 = 174,080 pieces apart),
+  // costs more; validations of the loss alone cost less. A budget of steps leaves them out.
+  Config often = all_auto(60);
+  often.train.validate_every = 100;
+  EXPECT_NE(why(sized(often, corpus), "model.dropout").find("less 10.6% validating"),
+            std::string::npos);
+  Config loss_only = all_auto(60);
+  loss_only.train.valid_bleu = false, loss_only.train.metric = Metric::kLoss;
+  EXPECT_NE(why(sized(loss_only, corpus), "model.dropout").find("less 1.2% validating"),
+            std::string::npos);
+  Config steps = all_auto(0);
+  steps.train.max_steps = 7415;
+  EXPECT_EQ(why(sized(steps, corpus), "model.dropout").find("validating"), std::string::npos);
+}
+
 TEST(AutoRecipe, WithoutABudgetThereIsNothingToSizeFor) {
   Config config = all_auto(0);
   try {
@@ -301,14 +331,23 @@ TEST(AutoRecipe, TheHostsSpeedIsMeasuredOnBatchesShapedLikeTheCorpus) {
   }
 }
 
-/// profile_corpus of the training corpus dir/a.src, dir/a.tgt.
+/// profile_corpus of the training corpus dir/a.src, dir/a.tgt, validated on its own first pair
+/// (dir/v.src, dir/v.tgt).
 CorpusProfile profile_files(const std::filesystem::path& dir) {
+  const auto files = [&](const std::string& name) {
+    CorpusSpec spec;
+    spec.kind = CorpusKind::kFiles;
+    spec.src = (dir / (name + ".src")).string();
+    spec.tgt = (dir / (name + ".tgt")).string();
+    std::string src, tgt;
+    std::ifstream(spec.src) >> src, std::ifstream(spec.tgt) >> tgt;
+    if (name == "a")
+      std::ofstream(dir / "v.src") << src << "\n", std::ofstream(dir / "v.tgt") << tgt << "\n";
+    return spec;
+  };
   DataConfig data;
-  CorpusSpec files;
-  files.kind = CorpusKind::kFiles;
-  files.src = (dir / "a.src").string();
-  files.tgt = (dir / "a.tgt").string();
-  data.train = {files};
+  data.train = {files("a")};
+  data.valid = {files("v")};
   return profile_corpus(data);
 }
 
@@ -326,6 +365,8 @@ TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
   EXPECT_EQ(corpus.tgt_alphabet, 5);
   EXPECT_EQ(corpus.joint_alphabet, 8);
   EXPECT_EQ(corpus.tgt_fullwidth, 1);  // "，" (U+FF0C)
+  EXPECT_EQ(corpus.valid_pairs, 1);
+  EXPECT_EQ(corpus.valid_tgt_bytes, 6);  // "日本"
   EXPECT_EQ(corpus.sampled_bytes, (std::vector<std::pair<int32_t, int32_t>>{{2, 6}, {3, 5}}));
 }
 

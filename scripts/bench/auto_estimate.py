@@ -16,7 +16,10 @@ Prints a markdown table, a row per cell:
     and what the run reached (its log's throughput, real pieces);
   - epochs of the budget: expected now, expected by the cell's run, and reached (its steps /
     the steps of its epochs);
-  - the choices now (dropout, label smoothing, batch tokens) and the cell's.
+  - the choices now (dropout, label smoothing, batch tokens) and the cell's;
+  - validating: the share of the run's time its validations took, and their cost (seconds of
+    one x the run's throughput / the validation set's target pieces: a validation costs what
+    training on that many times its pieces does; AutoAnchor::kValidationCost assumes 1.1).
 An estimate that foresees the epochs makes the choices the rules were measured at.
 """
 
@@ -39,7 +42,8 @@ def number(text):
 def expected(auto):
     """(pieces/s, epochs) of the budget an "auto" section's dropout reason gives."""
     why = auto["model.dropout"]["why"]
-    match = re.search(r"at about ([\d,]+) target pieces/s\), ([\d.]+) epochs of", why)
+    match = re.search(r"at about ([\d,]+) target pieces/s(?:, less [\d.]+% validating)?\), "
+                      r"([\d.]+) epochs of", why)
     if not match:
         raise SystemExit(f"auto_estimate.py: no budget in the dropout reason: {why}")
     return number(match.group(1)), float(match.group(2))
@@ -48,6 +52,21 @@ def expected(auto):
 def choices(auto):
     return "/".join(str(auto[key]["value"])
                     for key in ("model.dropout", "train.label_smoothing", "data.batch_tokens"))
+
+
+def validating(log):
+    """(share of the run's seconds, cost) of its validations, from its log: their seconds, and
+    the seconds of one x the throughput / the validation set's target pieces (+ an eos a pair)."""
+    seconds = [float(s) for s in re.findall(r"valid step \d+ \|.*\| ([\d.]+) s", log)]
+    elapsed = re.findall(r" tgt tok/s \| (\d+) s\n", log)
+    sizes = re.findall(r"^\S+ \S+  [^:\n]+: \d+ pairs read, (\d+) kept.*\n\s+tokens: source \d+, "
+                       r"target (\d+)", log, re.M)
+    speed = re.search(r"throughput: (\d+) target tokens/s", log)
+    if not seconds or not elapsed or len(sizes) < 2 or not speed:
+        return float("nan"), float("nan")
+    pieces = int(sizes[1][0]) + int(sizes[1][1])
+    cost = sum(seconds) / len(seconds) * float(speed.group(1)) / pieces
+    return sum(seconds) / float(elapsed[-1]), cost
 
 
 def reached(cell, minutes):
@@ -103,8 +122,9 @@ def main():
     lines = [f"Sized on {host['cpu']} ({host['cores']} cores, {here:.0f} fp32 GFLOP/s) at "
              f"{host['commit']}, {host['date']}, by `scripts/bench/auto_estimate.py`.", "",
              "| cell | GFLOP/s then, now | pieces/s expected now | pieces/s reached | epochs "
-             "expected now | expected then | reached | now − reached | choices now | then |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "expected now | expected then | reached | now − reached | choices now | then | "
+             "validating: share, cost |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     print("\n".join(lines), flush=True)
     for cell in cells:
         config = json.loads((cell / "config.json").read_text())
@@ -113,12 +133,13 @@ def main():
         rate_now, epochs_now = expected(now)
         _, epochs_then = expected(config["auto"])
         rate, epochs = reached(cell, config["train"]["max_minutes"])
+        share, cost = validating(gzip.open(cell / "train.log.gz", "rt", encoding="utf-8").read())
         name = f"{cell.parent.name.removeprefix('budget_')}/{cell.name}"
         lines.append(
             f"| {name} | {then['fp32_gflops']:.0f}, {here:.0f} | {rate_now:,.0f} | {rate:,.0f} | "
             f"{epochs_now:.1f} | {epochs_then:.1f} | {epochs:.1f} | "
             f"{100 * (epochs_now / epochs - 1):+.0f}% | {choices(now)} | "
-            f"{choices(config['auto'])} |")
+            f"{choices(config['auto'])} | {100 * share:.1f}%, {cost:.2f} |")
         print(lines[-1], flush=True)
     if args.out:
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -11,6 +11,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/languages.h"
 #include "core/precision.h"
 #include "core/utf8.h"
 #include "data/batching.h"
@@ -57,6 +58,20 @@ struct Budget {
   std::string by;       ///< "max_minutes 10 at about 5,200 target pieces/s"
 };
 
+/// The share of a run's wall-clock time its validations take (a time budget counts them): each
+/// costs as much as training on kValidationCost times the validation sets' target pieces, and
+/// comes after every epoch's target pieces (or every train.validate_every steps of batches
+/// carrying `batch_pieces`).
+double validation_share(const TrainConfig& train, const CorpusProfile& corpus, double epoch_pieces,
+                        double batch_pieces) {
+  if (corpus.valid_pairs == 0) return 0.0;
+  const double cost = train.valid_bleu ? A::kValidationCost : A::kLossOnlyValidationCost;
+  const double validating = cost * estimated_pieces(corpus.valid_tgt_bytes, corpus.valid_pairs);
+  const double between =
+      train.validate_every > 0 ? double(train.validate_every) * batch_pieces : epoch_pieces;
+  return validating / (between + validating);
+}
+
 class Sizer {
  public:
   Sizer(Config& config, const CorpusProfile& corpus, const HostSpeed& host)
@@ -86,9 +101,13 @@ class Sizer {
     budget.tokens = std::numeric_limits<double>::infinity();
     if (train.max_minutes > 0.0) {
       const double rate = pieces_per_second(shape, vocab);
-      budget.tokens = train.max_minutes * 60.0 * rate;
+      const double validating = validation_share(train, corpus_, tgt_pieces_, batch_pieces);
+      budget.tokens = train.max_minutes * 60.0 * rate * (1.0 - validating);
       budget.by = "train.max_minutes " + number(train.max_minutes, "%g") + " at about " +
                   thousands(rate) + " target pieces/s";
+      if (validating > 0.0) {
+        budget.by += ", less " + number(100.0 * validating, "%.1f") + "% validating";
+      }
     }
     if (train.max_steps > 0 && double(train.max_steps) * batch_pieces < budget.tokens) {
       budget.tokens = double(train.max_steps) * batch_pieces;
@@ -293,6 +312,11 @@ CorpusProfile profile_corpus(const DataConfig& data) {
         profile.tgt_fullwidth += is_fullwidth_ascii(c);
       }
     }
+  }
+  for (const auto& corpus : corpora_per_pair(data, data.valid)) {
+    PairReader reader(data, corpus);
+    while (reader.next(src, tgt))
+      ++profile.valid_pairs, profile.valid_tgt_bytes += int64_t(tgt.size());
   }
   profile.src_alphabet = int64_t(src_alphabet.size());
   profile.tgt_alphabet = int64_t(tgt_alphabet.size());

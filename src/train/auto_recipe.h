@@ -28,9 +28,13 @@ struct CorpusProfile {
   /// (a reservoir, seeded): the lengths measure_host_speed batches
   std::vector<std::pair<int32_t, int32_t>> sampled_bytes;
   static constexpr size_t kSampled = 4096;
+  /// The validation sets (every data.valid entry, in every trained pair): what validating costs
+  int64_t valid_pairs = 0;
+  int64_t valid_tgt_bytes = 0;
 };
 
-/// Reads every data.train corpus once. Errors name the file as the corpus readers do.
+/// Reads every data.train corpus once, and the validation sets' sizes. Errors name the file as
+/// the corpus readers do.
 CorpusProfile profile_corpus(const DataConfig& data);
 
 /// The host's training speed the rules assume, measured on batches shaped like the corpus's.
@@ -67,6 +71,12 @@ struct AutoAnchor {
   static constexpr int64_t kBatchTokens = 2048;  ///< its batches
   static constexpr double kLr = 1.5e-3;          ///< its peak learning rate at d_model 256
   static constexpr double kBytesPerPiece = 3.7;  ///< UTF-8 bytes per piece at ~4,000 pieces
+  /// Seconds a validation takes, in seconds of training on as many target pieces: greedy BLEU
+  /// decoding and the loss (1.04-1.18 in the ten auto cells on CPUs, median 1.08:
+  /// docs/results/auto_estimate.md); the loss alone a forward pass, a third of a step (not
+  /// measured). On a GPU decoding is slower against training (not measured either).
+  static constexpr double kValidationCost = 1.1;
+  static constexpr double kLossOnlyValidationCost = 0.35;
 };
 
 /// Sizes every key in config.auto_keys from `corpus` and `host` (pure: no I/O), empties
