@@ -216,8 +216,18 @@ TEST(AutoRecipe, RegularisationFollowsTheEpochsTheBudgetAllows) {
   Config steps = all_auto(0);
   steps.train.max_steps = 7415;
   const std::string reason = why(sized(steps, corpus), "model.dropout");
-  EXPECT_NE(reason.find("23.6 epochs (about 12,908,032 target pieces"), std::string::npos)
+  EXPECT_NE(reason.find("23.63 epochs (about 12,908,032 target pieces"), std::string::npos)
       << reason;
+  // Just under label smoothing's cut of 14 epochs, the reasons do not round up to it.
+  Config under = all_auto(0);
+  under.train.max_steps = 4384;  // x 1,740.8 target pieces = 13.97 epochs
+  const Config smoothed = sized(under, corpus);
+  EXPECT_DOUBLE_EQ(smoothed.train.label_smoothing, 0.1);
+  EXPECT_NE(why(smoothed, "train.label_smoothing")
+                .find("under 14 epochs, half the tuned hour's "
+                      "28; 13.97 epochs"),
+            std::string::npos)
+      << why(smoothed, "train.label_smoothing");
   // The warmup is a share of whatever the budget is: it scales with it.
   EXPECT_EQ(ten.train.warmup.text(), "10%");
   EXPECT_EQ(hour.train.warmup.text(), "10%");

@@ -38,6 +38,10 @@ std::string thousands(double value) {
   return digits;
 }
 
+/// Epochs as the reasons give them: two decimals from one epoch on, so that a value just under
+/// a rule's cut (14 epochs) does not print as the cut; three digits below.
+std::string epochs_text(double epochs) { return number(epochs, epochs >= 1.0 ? "%.2f" : "%.3g"); }
+
 /// The pieces (eos included) of `pairs` sides of `bytes` UTF-8 bytes in all.
 double estimated_pieces(int64_t bytes, int64_t pairs) {
   return double(bytes) / A::kBytesPerPiece + double(pairs);
@@ -124,7 +128,7 @@ class Sizer {
 
   std::string describe(const Budget& budget) const {
     return "about " + thousands(budget.tokens) + " target pieces (" + budget.by + "), " +
-           number(budget.epochs) + " epochs of " + thousands(tgt_pieces_);
+           epochs_text(budget.epochs) + " epochs of " + thousands(tgt_pieces_);
   }
 
   void size() {
@@ -224,10 +228,10 @@ class Sizer {
     const double slope = halvings < 0.0 ? 0.1 : 0.05;
     const double raw = 0.15 + slope * halvings;
     const double dropout = std::clamp(double(std::lround(raw * 20.0)) / 20.0, 0.0, 0.3);
-    const std::string epochs = number(reach.epochs) + " epochs (" + describe(reach) + ")";
+    const std::string epochs = epochs_text(reach.epochs) + " epochs (" + describe(reach) + ")";
     if (wants("model.dropout")) config_.model.dropout = dropout;
     choose("model.dropout", dropout,
-           "0.15 + " + number(slope) + " x log2(" + number(reach.epochs) +
+           "0.15 + " + number(slope) + " x log2(" + epochs_text(reach.epochs) +
                " / 28 epochs) = " + number(raw) + ", to 0.05s within [0, 0.3]; " + epochs);
     const double smoothing = reach.epochs >= A::kEpochs / 2 ? 0.2 : 0.1;
     if (wants("train.label_smoothing")) config_.train.label_smoothing = smoothing;
