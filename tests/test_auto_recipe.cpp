@@ -341,20 +341,21 @@ TEST(AutoRecipe, TheHostsSpeedIsMeasuredOnBatchesShapedLikeTheCorpus) {
   }
 }
 
-/// profile_corpus of the training corpus dir/a.src, dir/a.tgt, validated on its own first pair
-/// (dir/v.src, dir/v.tgt).
+/// profile_corpus of the training corpus dir/a.src, dir/a.tgt, validated on its first pair
+/// (written to dir/v.src, dir/v.tgt).
 CorpusProfile profile_files(const std::filesystem::path& dir) {
   const auto files = [&](const std::string& name) {
     CorpusSpec spec;
     spec.kind = CorpusKind::kFiles;
     spec.src = (dir / (name + ".src")).string();
     spec.tgt = (dir / (name + ".tgt")).string();
-    std::string src, tgt;
-    std::ifstream(spec.src) >> src, std::ifstream(spec.tgt) >> tgt;
-    if (name == "a")
-      std::ofstream(dir / "v.src") << src << "\n", std::ofstream(dir / "v.tgt") << tgt << "\n";
     return spec;
   };
+  for (const char* side : {".src", ".tgt"}) {
+    std::string first;
+    std::getline(std::ifstream(dir / (std::string("a") + side)), first);
+    std::ofstream(dir / (std::string("v") + side)) << first << "\n";
+  }
   DataConfig data;
   data.train = {files("a")};
   data.valid = {files("v")};

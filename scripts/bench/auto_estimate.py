@@ -54,6 +54,10 @@ def choices(auto):
                     for key in ("model.dropout", "train.label_smoothing", "data.batch_tokens"))
 
 
+def log_of(cell):
+    return gzip.open(cell / "train.log.gz", "rt", encoding="utf-8").read()
+
+
 def validating(log):
     """(share of the run's seconds, cost) of its validations, from its log: their seconds, and
     the seconds of one x the throughput / the validation set's target pieces (+ an eos a pair)."""
@@ -73,7 +77,7 @@ def reached(cell, minutes):
     """(pieces/s, epochs) the cell's run trained at, from its train.log.gz: the epochs from its
     steps and the steps of an epoch (it validates at each epoch's end and once at the finish),
     or, within its first epoch, from its throughput x its minutes."""
-    log = gzip.open(cell / "train.log.gz", "rt", encoding="utf-8").read()
+    log = log_of(cell)
     pieces = re.search(r"  train: .*? (\d+) kept.*?\n\s+tokens: source \d+, target (\d+)", log,
                        re.S)
     speed = re.search(r"throughput: (\d+) target tokens/s", log)
@@ -133,7 +137,7 @@ def main():
         rate_now, epochs_now = expected(now)
         _, epochs_then = expected(config["auto"])
         rate, epochs = reached(cell, config["train"]["max_minutes"])
-        share, cost = validating(gzip.open(cell / "train.log.gz", "rt", encoding="utf-8").read())
+        share, cost = validating(log_of(cell))
         name = f"{cell.parent.name.removeprefix('budget_')}/{cell.name}"
         lines.append(
             f"| {name} | {then['fp32_gflops']:.0f}, {here:.0f} | {rate_now:,.0f} | {rate:,.0f} | "
