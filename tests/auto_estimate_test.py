@@ -52,6 +52,9 @@ class Expected(unittest.TestCase):
         auto["model.dropout"]["why"] = auto["model.dropout"]["why"].replace(
             "6,109 target pieces/s)", "6,109 target pieces/s, less 9.9% validating)")
         self.assertEqual(auto_estimate.expected(auto), (6109, 22.2))
+        auto["model.dropout"]["why"] = auto["model.dropout"]["why"].replace(
+            "validating)", "validating and a validation before the first step)")
+        self.assertEqual(auto_estimate.expected(auto), (6109, 22.2))
 
 
 class Validating(unittest.TestCase):

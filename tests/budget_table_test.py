@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """scripts/bench/budget_table.py's grouping rules on made-up cells: a replicate's "_runN" names
-its setting, hosts of one CPU name are cut into speed classes (a new class above 1.25x the
-class's smallest), cells without a measured speed keeping the name alone, auto's expected steps
-are counted in the cell's own batches, and a block's summary row compares auto with the inherited
-recipe and the best other setting (a replicated setting by its mean)."""
+its setting, hosts of one CPU name are cut into speed classes (from the fastest down, a new
+class under the class's fastest / 1.25), cells without a measured speed keeping the name alone,
+auto's expected steps are counted in the cell's own batches, and a block's summary row compares
+auto with the inherited recipe and the best other setting (a replicated setting by its mean)."""
 
 import sys
 import unittest
@@ -35,9 +35,18 @@ class LabelSpeeds(unittest.TestCase):
         cells += [config("AMD EPYC"), config("Intel(R) Xeon(R) Processor", 331.0)]
         budget_table.label_speeds(cells)
         labels = [budget_table.host(c) for c in cells]
-        # 180 starts a class that takes speeds up to 225; 230 starts the next, up to 287.5.
-        self.assertEqual(labels, ["EPYC 230-261", "EPYC 180-209", "EPYC 230-261", "EPYC 180-209",
-                                  "EPYC 300-300", "EPYC", "Xeon 331-331"])
+        # 300 starts a class that takes speeds down to 240; 230 starts the next, down to 184.
+        self.assertEqual(labels, ["EPYC 261-300", "EPYC 180-180", "EPYC 209-230", "EPYC 209-230",
+                                  "EPYC 261-300", "EPYC", "Xeon 331-331"])
+
+    def test_a_slower_host_leaves_the_faster_classes_as_they_were(self):
+        faster = [config("AMD EPYC", s) for s in (212.0, 235.0, 250.0, 261.0)]
+        budget_table.label_speeds(faster)
+        before = [budget_table.host(c) for c in faster]
+        cells = faster + [config("AMD EPYC", 198.0)]
+        budget_table.label_speeds(cells)
+        self.assertEqual([budget_table.host(c) for c in cells], before + ["EPYC 198-198"])
+        self.assertEqual(before, ["EPYC 212-261"] * 4)
 
 
 class EstimatedSteps(unittest.TestCase):

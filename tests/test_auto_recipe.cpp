@@ -284,6 +284,19 @@ TEST(AutoRecipe, ATimeBudgetLeavesOutTheTimeValidationsTake) {
   Config steps = all_auto(0);
   steps.train.max_steps = 7415;
   EXPECT_EQ(why(sized(steps, corpus), "model.dropout").find("validating"), std::string::npos);
+  // A validation before the first step costs its pieces once, before the share: in 5 minutes
+  // (about 3.3 epochs, so the vocabulary is the whole corpus's either way) 1.1% of the budget.
+  const double minutes5 = epochs(sized(all_auto(5), latin_corpus(29000)));
+  const double trained = minutes5 * alone;  // target pieces of 5 minutes without validating
+  Config once = all_auto(5);
+  once.train.validate_at_start = true;
+  const Config started = sized(once, corpus);
+  EXPECT_NEAR(epochs(started) / minutes5,
+              (trained - validating) / trained * alone / (alone + validating), 0.003);
+  EXPECT_NE(why(started, "model.dropout")
+                .find("less 3.7% validating and a validation before the first step"),
+            std::string::npos)
+      << why(started, "model.dropout");
 }
 
 TEST(AutoRecipe, WithoutABudgetThereIsNothingToSizeFor) {
@@ -342,8 +355,9 @@ TEST(AutoRecipe, TheHostsSpeedIsMeasuredOnBatchesShapedLikeTheCorpus) {
 }
 
 /// profile_corpus of the training corpus dir/a.src, dir/a.tgt, validated on its first pair
-/// (written to dir/v.src, dir/v.tgt).
-CorpusProfile profile_files(const std::filesystem::path& dir) {
+/// (written to dir/v.src, dir/v.tgt), and monitoring `monitors` of its files (name.src, .tgt).
+CorpusProfile profile_files(const std::filesystem::path& dir,
+                            const std::vector<std::string>& monitors = {}) {
   const auto files = [&](const std::string& name) {
     CorpusSpec spec;
     spec.kind = CorpusKind::kFiles;
@@ -359,7 +373,9 @@ CorpusProfile profile_files(const std::filesystem::path& dir) {
   DataConfig data;
   data.train = {files("a")};
   data.valid = {files("v")};
-  return profile_corpus(data);
+  std::vector<CorpusSpec> monitored;
+  for (const auto& name : monitors) monitored.push_back(files(name));
+  return profile_corpus(data, monitored);
 }
 
 TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
@@ -379,6 +395,11 @@ TEST(AutoRecipe, ProfileReadsPairsCharactersAndAlphabets) {
   EXPECT_EQ(corpus.valid_pairs, 1);
   EXPECT_EQ(corpus.valid_tgt_bytes, 6);  // "日本"
   EXPECT_EQ(corpus.sampled_bytes, (std::vector<std::pair<int32_t, int32_t>>{{2, 6}, {3, 5}}));
+  // A monitor split is decoded at every validation too: its pairs count with the validation
+  // set's (here the training corpus itself, monitored).
+  const CorpusProfile monitored = profile_files(dir, {"a"});
+  EXPECT_EQ(monitored.valid_pairs, 3);
+  EXPECT_EQ(monitored.valid_tgt_bytes, 17);
 }
 
 TEST(AutoRecipe, TheSampledPairsAreDrawnFromTheWholeCorpus) {

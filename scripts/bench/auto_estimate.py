@@ -42,8 +42,9 @@ def number(text):
 def expected(auto):
     """(pieces/s, epochs) of the budget an "auto" section's dropout reason gives."""
     why = auto["model.dropout"]["why"]
-    match = re.search(r"at about ([\d,]+) target pieces/s(?:, less [\d.]+% validating)?\), "
-                      r"([\d.]+) epochs of", why)
+    match = re.search(r"at about ([\d,]+) target pieces/s"
+                      r"(?:, less [\d.]+% validating(?: and a validation before the first step)?)?"
+                      r"\), ([\d.]+) epochs of", why)
     if not match:
         raise SystemExit(f"auto_estimate.py: no budget in the dropout reason: {why}")
     return number(match.group(1)), float(match.group(2))

@@ -87,8 +87,9 @@ def label_speeds(configs):
     """Sets each config's host label: the CPU's name, with the range of fp32 matmul GFLOP/s
     budget_grid.sh measured on the hosts of its speed class ("EPYC 217-261"). Hosts named alike
     differ by a third, and one host's measure by a sixth, so the speeds of one name are cut into
-    classes where a speed is over 1.25x the smallest of its class. Cells without a speed (run
-    before it was recorded) keep the name alone."""
+    classes from the fastest down, a new class where a speed is under the fastest of its class /
+    1.25: a host slower than the rest joins the slowest class or starts its own, and the faster
+    classes stay as they were. Cells without a speed (run before it was recorded) keep the name alone."""
     speeds = {}
     for config in configs:
         if "fp32_gflops" in config["host"]:
@@ -96,13 +97,13 @@ def label_speeds(configs):
     labels = {}
     for name, found in speeds.items():
         classes = []
-        for speed in sorted(found):
-            if not classes or speed > 1.25 * classes[-1][0]:
+        for speed in sorted(found, reverse=True):
+            if not classes or 1.25 * speed < classes[-1][0]:
                 classes.append([])
             classes[-1].append(speed)
         for members in classes:
             for speed in members:
-                labels[(name, speed)] = f"{name} {members[0]:.0f}-{members[-1]:.0f}"
+                labels[(name, speed)] = f"{name} {members[-1]:.0f}-{members[0]:.0f}"
     for config in configs:
         key = (cpu_name(config), config["host"].get("fp32_gflops"))
         config["host"]["label"] = labels.get(key, key[0])

@@ -62,18 +62,28 @@ struct Budget {
   std::string by;       ///< "max_minutes 10 at about 5,200 target pieces/s"
 };
 
-/// The share of a run's wall-clock time its validations take (a time budget counts them): each
-/// costs as much as training on kValidationCost times the validation sets' target pieces, and
-/// comes after every epoch's target pieces (or every train.validate_every steps of batches
-/// carrying `batch_pieces`).
-double validation_share(const TrainConfig& train, const CorpusProfile& corpus, double epoch_pieces,
-                        double batch_pieces) {
-  if (corpus.valid_pairs == 0) return 0.0;
+/// What validating takes of a time budget, which counts it. Each validation decodes the
+/// validation sets and the monitor splits, and costs as much as training on kValidationCost
+/// times their target pieces; one comes after every epoch's target pieces (or every
+/// train.validate_every steps of batches carrying `batch_pieces`), and train.validate_at_start
+/// adds one before the first step.
+struct Validating {
+  double pieces = 0.0;    ///< one validation, in target pieces of training
+  double share = 0.0;     ///< of the time after the first step
+  double at_start = 0.0;  ///< the validation before the first step, in target pieces of training
+};
+
+Validating validating(const TrainConfig& train, const CorpusProfile& corpus, double epoch_pieces,
+                      double batch_pieces) {
+  Validating v;
+  if (corpus.valid_pairs == 0) return v;
   const double cost = train.valid_bleu ? A::kValidationCost : A::kLossOnlyValidationCost;
-  const double validating = cost * estimated_pieces(corpus.valid_tgt_bytes, corpus.valid_pairs);
+  v.pieces = cost * estimated_pieces(corpus.valid_tgt_bytes, corpus.valid_pairs);
   const double between =
       train.validate_every > 0 ? double(train.validate_every) * batch_pieces : epoch_pieces;
-  return validating / (between + validating);
+  v.share = v.pieces / (between + v.pieces);
+  if (train.validate_at_start) v.at_start = v.pieces;
+  return v;
 }
 
 class Sizer {
@@ -105,13 +115,14 @@ class Sizer {
     budget.tokens = std::numeric_limits<double>::infinity();
     if (train.max_minutes > 0.0) {
       const double rate = pieces_per_second(shape, vocab);
-      const double validating = validation_share(train, corpus_, tgt_pieces_, batch_pieces);
-      budget.tokens = train.max_minutes * 60.0 * rate * (1.0 - validating);
+      const Validating v = validating(train, corpus_, tgt_pieces_, batch_pieces);
+      // At least a batch: a budget shorter than its first validation still trains a step.
+      budget.tokens =
+          std::max(batch_pieces, train.max_minutes * 60.0 * rate - v.at_start) * (1.0 - v.share);
       budget.by = "train.max_minutes " + number(train.max_minutes, "%g") + " at about " +
                   thousands(rate) + " target pieces/s";
-      if (validating > 0.0) {
-        budget.by += ", less " + number(100.0 * validating, "%.1f") + "% validating";
-      }
+      if (v.share > 0.0) budget.by += ", less " + number(100.0 * v.share, "%.1f") + "% validating";
+      if (v.at_start > 0.0) budget.by += " and a validation before the first step";
     }
     if (train.max_steps > 0 && double(train.max_steps) * batch_pieces < budget.tokens) {
       budget.tokens = double(train.max_steps) * batch_pieces;
@@ -292,7 +303,7 @@ class Sizer {
 
 }  // namespace
 
-CorpusProfile profile_corpus(const DataConfig& data) {
+CorpusProfile profile_corpus(const DataConfig& data, const std::vector<CorpusSpec>& monitors) {
   CorpusProfile profile;
   std::unordered_set<char32_t> src_alphabet, tgt_alphabet;
   std::string src, tgt;
@@ -317,10 +328,12 @@ CorpusProfile profile_corpus(const DataConfig& data) {
       }
     }
   }
-  for (const auto& corpus : corpora_per_pair(data, data.valid)) {
-    PairReader reader(data, corpus);
-    while (reader.next(src, tgt))
-      ++profile.valid_pairs, profile.valid_tgt_bytes += int64_t(tgt.size());
+  for (const auto* validated : {&data.valid, &monitors}) {
+    for (const auto& corpus : corpora_per_pair(data, *validated)) {
+      PairReader reader(data, corpus);
+      while (reader.next(src, tgt))
+        ++profile.valid_pairs, profile.valid_tgt_bytes += int64_t(tgt.size());
+    }
   }
   profile.src_alphabet = int64_t(src_alphabet.size());
   profile.tgt_alphabet = int64_t(tgt_alphabet.size());
@@ -405,7 +418,7 @@ void size_recipe(Config& config, const CorpusProfile& corpus, const HostSpeed& h
 
 void resolve_auto(Config& config) {
   if (config.auto_keys.empty()) return;
-  const CorpusProfile corpus = profile_corpus(config.data);
+  const CorpusProfile corpus = profile_corpus(config.data, config.train.monitor_splits);
   const HostSpeed host = measure_host_speed(config, corpus);
   size_recipe(config, corpus, host);
   config.auto_choices.push_back(

@@ -28,14 +28,15 @@ struct CorpusProfile {
   /// (a reservoir, seeded): the lengths measure_host_speed batches
   std::vector<std::pair<int32_t, int32_t>> sampled_bytes;
   static constexpr size_t kSampled = 4096;
-  /// The validation sets (every data.valid entry, in every trained pair): what validating costs
+  /// What each validation decodes: the validation sets and the monitor splits (every data.valid
+  /// and train.monitor_splits entry, in every trained pair)
   int64_t valid_pairs = 0;
   int64_t valid_tgt_bytes = 0;
 };
 
-/// Reads every data.train corpus once, and the validation sets' sizes. Errors name the file as
-/// the corpus readers do.
-CorpusProfile profile_corpus(const DataConfig& data);
+/// Reads every data.train corpus once, and the sizes of the validation sets and of `monitors`
+/// (train.monitor_splits). Errors name the file as the corpus readers do.
+CorpusProfile profile_corpus(const DataConfig& data, const std::vector<CorpusSpec>& monitors = {});
 
 /// The host's training speed the rules assume, measured on batches shaped like the corpus's.
 struct HostSpeed {
