@@ -89,7 +89,8 @@ def label_speeds(configs):
     differ by a third, and one host's measure by a sixth, so the speeds of one name are cut into
     classes from the fastest down, a new class where a speed is under the fastest of its class /
     1.25: a host slower than the rest joins the slowest class or starts its own, and the faster
-    classes stay as they were. Cells without a speed (run before it was recorded) keep the name alone."""
+    classes stay as they were. Cells without a speed (run before it was recorded) keep the name
+    alone."""
     speeds = {}
     for config in configs:
         if "fp32_gflops" in config["host"]:
