@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/bench/budget_grid.sh's refusals, before it trains anything: an unknown corpus, a run
 # folder that holds a run, and a cell's results folder that holds a cell (another run of a
-# setting is SETTING_runN; the cell's files stay as they were).
+# setting is SETTING_runN; the cell's files stay as they were), and --steps-of's: a setting
+# that changes a step's cost, auto, a cell other than inherited, one that is not there and one
+# without steps.
 set -uo pipefail
 source_script=$(cd "$(dirname "$0")/.." && pwd)/scripts/bench/budget_grid.sh
 tmp=$(mktemp -d)
@@ -26,5 +28,21 @@ expect 1 "already holds a cell; run the setting again as inherited_runN" \
 mkdir -p "${cell}_run2"
 expect 1 "run the setting again as inherited_runN" "$script" small_parallel_enja 10 inherited_run2
 [[ $(cat "$cell/results.json") == '{"bleu": 24.9}' ]] || fail "the cell's results.json changed"
+
+# --steps-of: hand settings whose steps cost what the cell's do, taken from a cell that exists.
+expect 2 "leave a step's cost as it is" "$script" minangnlp_min_id 30 v8000 --steps-of inherited \
+  --set data.vocab_size=8000
+expect 2 "for hand settings; auto sizes" "$script" minangnlp_min_id 30 auto_run2 --steps-of \
+  inherited
+expect 2 "take the steps of the block's inherited cell" "$script" minangnlp_min_id 30 drop030 \
+  --steps-of auto --set model.dropout=0.3
+expect 1 "no cell docs/results/budget_minangnlp_min_id_30min/inherited" \
+  "$script" minangnlp_min_id 30 drop030 --steps-of inherited --set model.dropout=0.3
+source_cell=$tmp/docs/results/budget_minangnlp_min_id_30min/inherited
+mkdir -p "$source_cell"
+echo '{}' >"$source_cell/host.json"
+echo '{"kind": "train"}' | gzip >"$source_cell/metrics.jsonl.gz"
+expect 1 "no steps in" "$script" minangnlp_min_id 30 drop030 --steps-of inherited \
+  --set model.dropout=0.3
 
 finish budget_grid_test

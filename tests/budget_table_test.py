@@ -2,12 +2,16 @@
 """scripts/bench/budget_table.py's grouping rules on made-up cells: a replicate's "_runN" names
 its setting, hosts of one CPU name are cut into speed classes (from the fastest down, a new
 class under the class's fastest / 1.25), cells without a measured speed keeping the name alone,
-auto's expected steps are counted in the cell's own batches, and a block's summary row compares
+auto's expected steps are counted in the cell's own batches, a cell at another cell's steps
+stands in that cell's block, and a block's summary row compares
 auto with the inherited recipe and the best other setting (a replicated setting by its mean)."""
 
+import json
 import sys
+import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "bench"))
 import budget_table  # noqa: E402  scripts/bench/budget_table.py
@@ -57,6 +61,43 @@ class EstimatedSteps(unittest.TestCase):
         cell["data"]["batch_tokens"] = 2048
         self.assertEqual(budget_table.estimated_steps(cell), " (est. 2,274)")
         self.assertEqual(budget_table.estimated_steps({"data": {"batch_tokens": 2048}}), "")
+
+
+class StepsOf(unittest.TestCase):
+    """A cell run at another cell's steps (budget_grid.sh --steps-of) on a slower host stands in
+    that cell's block, on its host, and says where it ran."""
+
+    def write_cell(self, root, setting, bleu, gflops, steps_of_gflops=None):
+        cell = root / "budget_minangnlp_min_id_30min" / setting
+        cell.mkdir(parents=True)
+        entry = {"bleu": bleu, "chrf": 80.0, "checkpoint": f"c/{setting}/averaged.pt",
+                 "step": 7227, "direction": "min-id", "test_set": "test"}
+        vocab = 3500 if setting == "auto" else 4000
+        config = {"data": {"vocab_size": vocab, "normalization": "nmt_nfkc", "batch_tokens": 2048},
+                  "train": {"name": setting, "label_smoothing": 0.2, "lr": 0.0015, "warmup": 800},
+                  "model": {"d_model": 256, "encoder_layers": 3, "decoder_layers": 3,
+                            "dropout": 0.3 if steps_of_gflops else 0.15}}
+        for name, value in (("results.json", [entry]), ("config.json", config),
+                            ("host.json", {"cpu": "AMD EPYC", "fp32_gflops": gflops})):
+            (cell / name).write_text(json.dumps(value))
+        if steps_of_gflops:
+            source_host = {"cpu": "AMD EPYC", "fp32_gflops": steps_of_gflops}
+            (cell / "steps_of.json").write_text(json.dumps(
+                {"cell": "inherited", "steps": 7227, "host": source_host}))
+
+    def test_it_joins_the_block_of_the_cell_it_took_the_steps_of(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            self.write_cell(root, "auto", 77.91, 250.0)
+            self.write_cell(root, "inherited", 77.70, 246.0)
+            self.write_cell(root, "drop030", 78.00, 190.0, steps_of_gflops=246.0)
+            with mock.patch.object(budget_table, "RESULTS", root):
+                rows, summary = budget_table.tables()
+        self.assertIn("| EPYC 246-250 (inherited's 7,227 steps, run on EPYC at 190) | drop030 |",
+                      rows)
+        blocks = summary.splitlines()[2:]
+        self.assertEqual(blocks, ["| minangnlp_min_id | 30 min | EPYC 246-250 | 77.91 | 77.70 | "
+                                  "+0.21 | drop030 78.00 | -0.09 |"])
 
 
 class SummaryRow(unittest.TestCase):

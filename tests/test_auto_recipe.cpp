@@ -1,6 +1,7 @@
 // train/auto_recipe.h: "auto" keys sized from the corpus and the budget, the rules pinned on
 // made-up corpus profiles; core/config.h's reading of "auto"; nmt train with "auto" end to end
 // (the log and config.json give every choice, a resume keeps them).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,9 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "core/cpu_load.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/precision.h"
+#include "cpu_load_test_util.h"
 #include "test_util.h"
 #include "train/auto_recipe.h"
 #include "trainer_test_util.h"
@@ -352,6 +355,33 @@ TEST(AutoRecipe, TheHostsSpeedIsMeasuredOnBatchesShapedLikeTheCorpus) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no pairs"), std::string::npos) << e.what();
   }
+}
+
+TEST(AutoRecipe, ABusyHostIsReportedWithTheSpeedItMeasured) {
+  // Two spinning children for every core while the steps are timed take part of the processor
+  // time the probe's thread could have had (about half of it on any number of cores): the
+  // measure says so, and the reason for the speed too.
+  Config config = all_auto(10);
+  config.train.device = "cpu";
+  config.train.precision = Precision::kFp32;
+  const int64_t threads = at::get_num_threads(), blas = blas_threads();
+  config.train.threads = 1;
+  const CpuReading host = read_cpu();
+  if (host.busy_seconds < 0.0) GTEST_SKIP() << "no /proc/stat here";
+  const int cores = std::max(1, host.cores);  // those this process may run on
+  HostSpeed busy;
+  {
+    test::Spinners others(2 * cores, 30.0);  // killed when the measure is done
+    busy = measure_host_speed(config, sampled_corpus(1000, 37, 37), 1);
+  }
+  configure_threads(threads);
+  if (blas > 0) set_blas_threads(blas);
+  EXPECT_EQ(
+      busy.warning.rfind("warning: while \"auto\" timed training steps, other processes took ", 0),
+      0u)
+      << busy.warning;
+  EXPECT_NE(busy.warning.find("Start a budgeted run on a quiet host"), std::string::npos);
+  EXPECT_NE(busy.how.find("; other processes took "), std::string::npos) << busy.how;
 }
 
 /// profile_corpus of the training corpus dir/a.src, dir/a.tgt, validated on its first pair

@@ -6,17 +6,47 @@
 # inherited's hypotheses where they are small), or failed.json with the error of a setting that
 # cannot train on it.
 #
-#   scripts/bench/budget_grid.sh CORPUS MINUTES SETTING [--set KEY=VALUE ...]
+#   scripts/bench/budget_grid.sh CORPUS MINUTES SETTING [--steps-of CELL] [--set KEY=VALUE ...]
 #     CORPUS   multi30k_en_de | small_parallel_enja (ja->en) | americasnlp_aym_es (aym->es) |
 #              minangnlp_min_id (min->id) | classical_modern_zh (lzh->zh); scripts/get_corpus.sh
 #              fetches all but the first
 #     SETTING  auto (configs/auto.json) | inherited (configs/multi30k_en_de.json) | any other
 #              name for a hand setting, with its --set overrides over the inherited recipe;
 #              SETTING_runN (auto_run2) is a replicate of SETTING
+#     --steps-of CELL  trains a hand setting for the steps that the block's cell CELL
+#              (inherited or inherited_runN, the recipe hand settings change) trained in MINUTES
+#              on its host (train.max_steps, no time limit), on any host: the cell stands in
+#              CELL's block (budget_table.py), and steps_of.json says so. Only for settings
+#              that leave a step's cost as CELL's (--set model.dropout, train.label_smoothing,
+#              train.lr, train.warmup): a block's cells train what the budget buys on its host.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 corpus=${1:?CORPUS}; minutes=${2:?MINUTES}; setting=${3:?SETTING}; shift 3
+steps_of=
+if [[ ${1:-} == --steps-of ]]; then
+  steps_of=${2:?--steps-of CELL}; shift 2
+  if [[ $setting =~ ^(auto|inherited)(_run[0-9]+)?$ ]]; then
+    echo "budget_grid.sh: --steps-of is for hand settings; auto sizes its recipe from the" \
+      "time budget, and the inherited recipe is the cell to take the steps of" >&2
+    exit 2
+  fi
+  # Hand settings change the inherited recipe: its cell's steps cost what theirs do.
+  if [[ ! $steps_of =~ ^inherited(_run[0-9]+)?$ ]]; then
+    echo "budget_grid.sh: --steps-of $steps_of: take the steps of the block's inherited cell" \
+      "(inherited or inherited_runN), whose recipe hand settings change" >&2
+    exit 2
+  fi
+  for arg in "$@"; do
+    [[ $arg == --set ]] && continue
+    case ${arg%%=*} in
+      model.dropout | train.label_smoothing | train.lr | train.warmup) ;;
+      *) echo "budget_grid.sh: --steps-of takes settings that leave a step's cost as it is" \
+           "(--set model.dropout, train.label_smoothing, train.lr, train.warmup), not '$arg'" >&2
+        exit 2 ;;
+    esac
+  done
+fi
 case $corpus in
   multi30k_en_de) data=(); test_split=test_2016_flickr ;;
   small_parallel_enja)
@@ -57,12 +87,37 @@ if [[ -e $out ]]; then
     "(a new N), or remove the folder to replace it" >&2
   exit 1
 fi
+# A cell at another cell's steps: that cell's last step (its final validation's).
+budget=(--set train.max_minutes="$minutes")
+if [[ -n $steps_of ]]; then
+  source_cell=docs/results/budget_${corpus}_${minutes}min/$steps_of
+  if [[ ! -e $source_cell/metrics.jsonl.gz || ! -e $source_cell/host.json ||
+        -e $source_cell/steps_of.json ]]; then
+    echo "budget_grid.sh: --steps-of $steps_of: no cell $source_cell (metrics.jsonl.gz," \
+      "host.json) trained in $minutes minutes to take the steps from" >&2
+    exit 1
+  fi
+  steps=$(gzip -dc "$source_cell/metrics.jsonl.gz" | /usr/bin/python3 -c 'import json, sys
+print(max([json.loads(l).get("step", 0) for l in sys.stdin if l.strip()] or [0]))') || steps=
+  if [[ ! $steps =~ ^[1-9][0-9]*$ ]]; then
+    echo "budget_grid.sh: --steps-of $steps_of: no steps in $source_cell/metrics.jsonl.gz" >&2
+    exit 1
+  fi
+  budget=(--set train.max_minutes=0 --set train.max_steps="$steps")
+fi
 # The host's speed goes into host.json: hosts of one CPU name differ (EPYC sessions measured
 # 180 to 261 GFLOP/s), and a minute buys steps in proportion.
 gflops=$(build/nmt bench matmul --sizes 1024 | awk '$1 == "ceiling" { print $2 }') || gflops=
 host_json() { /usr/bin/python3 scripts/host_info.py --fp32-gflops "$gflops"; }
+# What a cell at another cell's steps stands for: that cell, its steps and its host.
+steps_of_json() {
+  [[ -n $steps_of ]] || return 0
+  /usr/bin/python3 -c 'import json, sys
+json.dump({"cell": sys.argv[1], "steps": int(sys.argv[2]), "host": json.load(open(sys.argv[3]))},
+          sys.stdout, indent=2)' "$steps_of" "$steps" "$source_cell/host.json" >"$out/steps_of.json"
+}
 # A setting that cannot train on the corpus is a result too: its error goes to failed.json.
-train=(build/nmt train --config "$config" "${data[@]}" --set train.max_minutes="$minutes" "$@")
+train=(build/nmt train --config "$config" "${data[@]}" "${budget[@]}" "$@")
 if ! "${train[@]}" --set train.monitor_splits= --set train.name="$name" \
     2> >(tee "$run_dir.err" >&2); then
   mkdir -p "$out"
@@ -71,6 +126,7 @@ errors = [l.strip() for l in open(sys.argv[1]) if l.startswith("error:")]
 json.dump({"error": errors[-1] if errors else "nmt train failed", "command": sys.argv[2:]},
           sys.stdout, ensure_ascii=False, indent=2)' "$run_dir.err" "${train[@]}" >"$out/failed.json"
   host_json >"$out/host.json"
+  steps_of_json
   rm -f "$run_dir.err"
   echo "budget_grid.sh: $setting failed on $corpus; $out/failed.json" >&2
   exit 1
@@ -88,6 +144,7 @@ build/nmt evaluate --checkpoint "$checkpoint" --beam 5 --length-penalty 2.0 --sp
 cp "$run_dir/config.json" "$out/"
 gzip -c "$run_dir/metrics.jsonl" >"$out/metrics.jsonl.gz"
 host_json >"$out/host.json"
+steps_of_json
 gzip -c "$run_dir/train.log" >"$out/train.log.gz"
 for hyp in "$out"/hyp.*; do
   if [[ -e $hyp && $hyp != *.gz ]]; then gzip -f "$hyp"; fi

@@ -3,7 +3,8 @@
 keeps: docs/results/budget_<corpus>_<minutes>min/<setting>/ with the run's config.json, the test
 set's `nmt evaluate --json` results.json and host.json (scripts/host_info.py: the CPU the cell
 trained on, with the fp32 matmul GFLOP/s budget_grid.sh measured); a setting that could not
-train holds failed.json (its error) and host.json.
+train holds failed.json (its error) and host.json. A cell run at another cell's steps
+(budget_grid.sh --steps-of) holds steps_of.json: it stands on that cell's host, in its block.
 
 Usage:
   scripts/bench/budget_table.py            print the tables
@@ -14,7 +15,8 @@ docs/results.md gets a row per cell (corpus, budget, setting): test BLEU and chr
 evaluated (averaged.pt, or best.pt when the average validated worse), its step (with the steps
 auto expected from the budget and the host's speed), and the values of the keys that auto sizes.
 docs/own_data.md gets a row per corpus x budget x host (cells on different hosts train
-different numbers of steps): auto against the inherited recipe and against the best setting run.
+different numbers of steps; a cell run at another cell's steps joins that cell's row): auto
+against the inherited recipe and against the best setting run.
 Settings of one block with the same config (the same values, other run names) are runs of one
 setting, named by the first (auto, then inherited, then by name; a replicate's "_runN" dropped, so
 "inherited_run2" stands for the inherited recipe on a host where it is the first): it scores the
@@ -50,8 +52,7 @@ def cells():
         for cell in sorted(folder.iterdir()):
             results = cell / "results.json"
             if (cell / "failed.json").exists():
-                failed = load_json(cell / "failed.json")
-                failed["host"] = load_json(cell / "host.json")
+                failed = with_host(cell, load_json(cell / "failed.json"))
                 found.append((match["corpus"], int(match["minutes"]), cell.name, None, failed))
                 continue
             if not results.exists():
@@ -59,12 +60,23 @@ def cells():
             entries = load_json(results)
             if len(entries) != 1:
                 raise TableError(f"{results}: expected the scores of one test set")
-            config = load_json(cell / "config.json")
-            config["host"] = load_json(cell / "host.json")
+            config = with_host(cell, load_json(cell / "config.json"))
             found.append((match["corpus"], int(match["minutes"]), cell.name, entries[0], config))
     label_speeds([cell[4] for cell in found])
     order = {"auto": 0, "inherited": 1}
     return sorted(found, key=lambda c: (c[0], c[1], order.get(base(c[2]), 2), c[2]))
+
+
+def with_host(cell, record):
+    """`record` (a cell's config or failure) with the host it stands on: its own host.json, or
+    for a cell run at another cell's steps (steps_of.json) that cell's host, its own kept as
+    "ran_on" and the cell it took the steps of as "steps_of"."""
+    record["host"] = load_json(cell / "host.json")
+    if (cell / "steps_of.json").exists():
+        steps_of = load_json(cell / "steps_of.json")
+        record["ran_on"], record["host"] = record["host"], steps_of["host"]
+        record["steps_of"] = f"{steps_of['cell']}'s {steps_of['steps']:,} steps"
+    return record
 
 
 def base(setting):
@@ -115,6 +127,17 @@ def host(config):
     return config["host"]["label"]
 
 
+def host_column(config):
+    """The host column of the cell's row: its host, and for a cell at another cell's steps
+    whose and where it ran ("EPYC 212-261 (inherited's 7,227 steps, run on EPYC at 190)")."""
+    if "steps_of" not in config:
+        return host(config)
+    ran_on = {"host": config["ran_on"]}
+    speed = ran_on["host"].get("fp32_gflops")
+    where = cpu_name(ran_on) + (f" at {speed:.0f}" if speed is not None else "")
+    return f"{host(config)} ({config['steps_of']}, run on {where})"
+
+
 def failed_label(corpus, failed):
     """The cells' label of a corpus ("small_parallel_enja (ja-en, test)") from the languages its
     failed command set, or the corpus alone where it set none."""
@@ -142,7 +165,7 @@ ADDED_KEYS = {("data", "normalization"): "nmt_nfkc"}
 
 def recipe(config):
     """What a run trains with: its config less its name, the auto record and the host."""
-    kept = {k: v for k, v in config.items() if k not in ("auto", "host")}
+    kept = {k: v for k, v in config.items() if k not in ("auto", "host", "ran_on", "steps_of")}
     kept["train"] = {k: v for k, v in kept["train"].items() if k != "name"}
     for (section, key), value in ADDED_KEYS.items():
         kept[section] = {key: value, **kept[section]}
@@ -190,8 +213,8 @@ def tables():
     for corpus, minutes, setting, entry, config in found:
         if entry is None:
             error = re.sub(r"^error: ", "", config["error"]).replace("|", "/")
-            rows.append(f"| {failed_label(corpus, config)} | {minutes} min | {host(config)} | "
-                        f"{setting} | failed: {error} |" + " |" * 11)
+            rows.append(f"| {failed_label(corpus, config)} | {minutes} min | "
+                        f"{host_column(config)} | {setting} | failed: {error} |" + " |" * 11)
             groups.setdefault((corpus, minutes, host(config)), {})[base(setting)] = None
             continue
         data, train, model = config["data"], config["train"], config["model"]
@@ -200,7 +223,7 @@ def tables():
         label = f" (= {runs_of})" if runs_of != setting else ""
         rows.append(
             f"| {corpus} ({entry['direction']}, {entry['test_set']}) | {minutes} min | "
-            f"{host(config)} | {setting}{label} "
+            f"{host_column(config)} | {setting}{label} "
             f"| {entry['bleu']:.2f} | {entry['chrf']:.2f} | {evaluated} | {entry['step']:,}{estimated_steps(config)} | "
             f"{data['vocab_size']:,} | {recipe(config)['data']['normalization']} | "
             f"{shape(config)} | {model['dropout']:g} | "

@@ -74,6 +74,7 @@ int run_prepare(int argc, char** argv) {
   for (const auto& choice : config.auto_choices) {
     std::cout << "auto: " << choice.key << " = " << choice.value << ": " << choice.why << "\n";
   }
+  for (const auto& warning : config.auto_warnings) std::cerr << warning << "\n";
   const DataConfig& data = config.data;
   const std::filesystem::path run_dir = config.train.resolved_run_dir();
 

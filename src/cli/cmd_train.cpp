@@ -71,6 +71,7 @@ int run_train(int argc, char** argv) {
   tune_for_training(config);
   if (args.count("print-config")) {
     if (!resume) resolve_auto(config);  // the "auto" keys sized, with their reasons
+    for (const auto& warning : config.auto_warnings) std::cerr << warning << "\n";
     config.train.run_dir = config.train.resolved_run_dir().string();
     std::cout << config_to_json(config).dump(2) << "\n";
     return 0;

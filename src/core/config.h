@@ -562,6 +562,9 @@ struct Config {
   /// What was chosen for the "auto" keys, and why; also explicit values that won over "auto".
   /// A record (config.json's "auto" object): the sections hold the values.
   std::vector<AutoChoice> auto_choices;
+  /// What auto sizing warns of ("warning: ..."), for the log and stderr; not written to a file
+  /// (a choice's reason keeps what a reader of config.json needs)
+  std::vector<std::string> auto_warnings;
 
   /// Validates every section.
   void validate() const;

@@ -397,7 +397,7 @@ HostSpeed measure_host_speed(const Config& config, const CorpusProfile& corpus,
   shape.src_vocab_size = shape.tgt_vocab_size = A::kVocab;
   const at::Device device = resolve_device(config.train.device);
   // On the threads training will use: a process starts on one (the trainer sets them later).
-  if (device.is_cpu()) configure_threads(config.train.threads);
+  const int64_t threads = device.is_cpu() ? configure_threads(config.train.threads) : 0;
   const StepProbe probe = probe_training_steps(shape, config.train, timed);
   const double rate = double(probe.tgt_tokens) / probe.seconds;
   speed.model_flops = rate * flops_per_target_piece(shape, A::kVocab, corpus);
@@ -408,6 +408,18 @@ HostSpeed measure_host_speed(const Config& config, const CorpusProfile& corpus,
               describe_precision(config.train.precision, device) + " on " +
               describe_device(device) + ", on batches of 2,048 tokens shaped like the corpus's (" +
               number(speed.target_share, "%.2f") + " target pieces per token)";
+  // Another process's work slows the steps the rules size from (docs/own_data.md).
+  if (probe.others_share >= A::kBusyHost) {
+    const std::string share = number(100.0 * probe.others_share, "%.0f") +
+                              "% of the processor time its " + std::to_string(threads) +
+                              " thread(s) could have had";
+    speed.how += "; other processes took " + share +
+                 ": the speed, and the epochs sized from it, are likely low";
+    speed.warning = "warning: while \"auto\" timed training steps, other processes took " + share +
+                    ": the speed it measured (" + thousands(rate) +
+                    " target pieces/s), and the epochs it sized the recipe for, are likely low. "
+                    "Start a budgeted run on a quiet host, or give the keys it chose with --set";
+  }
   return speed;
 }
 
@@ -420,6 +432,7 @@ void resolve_auto(Config& config) {
   if (config.auto_keys.empty()) return;
   const CorpusProfile corpus = profile_corpus(config.data, config.train.monitor_splits);
   const HostSpeed host = measure_host_speed(config, corpus);
+  if (!host.warning.empty()) config.auto_warnings.push_back(host.warning);
   size_recipe(config, corpus, host);
   config.auto_choices.push_back(
       {"corpus", nlohmann::json(thousands(double(corpus.pairs)) + " pairs").dump(),

@@ -48,6 +48,9 @@ struct HostSpeed {
   /// Target pieces a batch of B tokens carries, / B: batches count each row's longer side,
   /// padded (0.89-0.93 on Multi30k, min-id and aym-es, 0.71 on ja-en, whose sources are longer)
   double target_share = 0.85;
+  /// A warning for the user when other processes took AutoAnchor::kBusyHost or more of the
+  /// processor time the timed steps could have had (CPU only); empty otherwise
+  std::string warning{};
 };
 
 /// Times training steps of the tuned shape (the anchor below, in the run's precision, on its
@@ -78,6 +81,9 @@ struct AutoAnchor {
   /// measured). On a GPU decoding is slower against training (not measured either).
   static constexpr double kValidationCost = 1.1;
   static constexpr double kLossOnlyValidationCost = 0.35;
+  /// The share of the probe's processor time other processes may take before measure_host_speed
+  /// warns: a speed 10% low sizes dropout 0.008 to 0.015 lower, within a rounding step
+  static constexpr double kBusyHost = 0.1;
 };
 
 /// Sizes every key in config.auto_keys from `corpus` and `host` (pure: no I/O), empties
@@ -86,7 +92,8 @@ struct AutoAnchor {
 /// cannot size (no step, time or epoch limit).
 void size_recipe(Config& config, const CorpusProfile& corpus, const HostSpeed& host);
 
-/// size_recipe on the corpus and this host, when config.auto_keys is not empty.
+/// size_recipe on the corpus and this host, when config.auto_keys is not empty; a warning about
+/// the measure (HostSpeed::warning) goes to config.auto_warnings.
 void resolve_auto(Config& config);
 
 }  // namespace nmt

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <limits>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include "core/cpu_load.h"
 #include "core/device.h"
 #include "core/files.h"
 #include "core/precision.h"
@@ -98,9 +101,10 @@ StepProbe probe_training_steps(const ModelConfig& model_config, const TrainConfi
     probe.flops += training_flops(
         model_config, {batch.size(), batch.src.size(1), batch.tgt_in.size(1), batch.tgt_tokens});
   }
-  std::vector<double> timed;
+  std::vector<std::pair<double, double>> timed;  // each timed pass's seconds and others' share
   for (int pass = 0; pass <= passes; ++pass) {
     synchronize(device);
+    const CpuReading before = read_cpu();
     const auto start = std::chrono::steady_clock::now();
     for (const Batch& batch : on_device) {
       clear_gradients(*optimizer);
@@ -110,10 +114,12 @@ StepProbe probe_training_steps(const ModelConfig& model_config, const TrainConfi
     }
     synchronize(device);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    if (pass > 0) timed.push_back(took.count());
+    const double others =
+        device.is_cpu() ? others_cpu_share(before, read_cpu(), at::get_num_threads()) : -1.0;
+    if (pass > 0) timed.emplace_back(took.count(), others);
   }
   std::sort(timed.begin(), timed.end());
-  probe.seconds = timed[timed.size() / 2];
+  std::tie(probe.seconds, probe.others_share) = timed[timed.size() / 2];
   return probe;
 }
 

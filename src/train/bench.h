@@ -40,6 +40,9 @@ struct StepProbe {
   double seconds = 0.0;    ///< one pass over the batches: the median timed pass
   int64_t tgt_tokens = 0;  ///< target pieces of the batches (eos included)
   double flops = 0.0;      ///< their model FLOPs (training_flops)
+  /// On a CPU, the share of the median pass's processor time other processes took from its
+  /// threads (core/cpu_load.h's others_cpu_share); negative on a GPU or without /proc/stat
+  double others_share = -1.0;
 };
 
 /// Times the trainer's optimizer step (forward and backward in train.precision, clipping, Adam)

@@ -177,6 +177,7 @@ Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs:
       for (const auto& choice : env_.config.auto_choices) {
         env_.log->line("auto: " + choice.key + " = " + choice.value + ": " + choice.why);
       }
+      for (const auto& warning : env_.config.auto_warnings) env_.log->line(warning);
     }
     const std::string removed = snapshots_.start(state_.step, progress());
     if (!removed.empty()) env_.log->line(removed);
