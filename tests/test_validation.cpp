@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -13,11 +14,13 @@
 #include "core/special_ids.h"
 #include "data/batching.h"
 #include "data/dataset.h"
+#include "decode/evaluation.h"
 #include "decode/translator.h"
 #include "decode_test_util.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "test_util.h"
+#include "text/document.h"
 #include "train/run_log.h"
 #include "train/validation.h"
 #include "train/validation_recorder.h"
@@ -112,7 +115,7 @@ class LengthRatioValidator : public Validator {
     double hyp = 0.0, ref = 0.0;
     for (size_t i = 0; i < hyps.size(); ++i) {
       hyp += double(hyps[i].size());
-      ref += double(pass.set().split.tgt_text[i].size());
+      ref += double(pass.set().scored.tgt[i].size());
     }
     return {hyp / ref};
   }
@@ -120,6 +123,78 @@ class LengthRatioValidator : public Validator {
  private:
   int* decodes_;
 };
+
+/// Keeps the greedy translations of the pass it measures.
+class HypothesesValidator : public Validator {
+ public:
+  explicit HypothesesValidator(std::vector<std::string>* kept) : kept_(kept) {}
+  std::vector<ScoreSpec> specs() const override { return {{"lines", "lines", 0}}; }
+  std::vector<double> measure(ValidationPass& pass) const override {
+    *kept_ = pass.hypotheses();
+    return {double(kept_->size())};
+  }
+
+ private:
+  std::vector<std::string>* kept_;
+};
+
+// Training keeps the pairs of at most data.max_len pieces a side, and the validation loss reads
+// those; validation BLEU and chrF translate every pair, a line longer than that as `nmt
+// evaluate` translates a test line (split at clause punctuation, then between words, and the
+// parts' translations joined), so they score what a user would get, on the whole set.
+TEST(Validation, BleuTranslatesEveryLineAsEvaluateDoesAndTheLossReadsThoseKept) {
+  auto model = test::fixture_model(7);
+  const Tokenizer& tokenizer = test::fixture_tokenizer();
+  Config config = test::fixture_config();
+  config.data.max_len = 16;
+  config.train.valid_bleu = true;
+  const CorpusSpec& corpus = config.data.valid[0];
+  const ValidationSet set = load_validation_set(config.data, corpus, tokenizer, "val");
+  const EncodedSplit kept = load_corpus(config.data, corpus, tokenizer);
+  const EncodedSplit every = load_corpus(config.data, corpus, tokenizer, /*filter_long=*/false);
+  ASSERT_GT(kept.examples.size(), 0u);
+  ASSERT_LT(kept.examples.size(), every.examples.size());  // lines too long to train on
+  EXPECT_EQ(set.name, "val");
+  EXPECT_EQ(set.tgt_lang, config.data.tgt_lang);
+  EXPECT_EQ(set.split.src_text, kept.src_text);
+  EXPECT_EQ(set.scored.src, every.src_text);
+  EXPECT_EQ(set.scored.tgt, every.tgt_text);
+
+  std::vector<std::string> validated;
+  Validators validators = make_validators(config.train);
+  validators.push_back(std::make_unique<HypothesesValidator>(&validated));
+  const Scores scores = validate(model, tokenizer, set, config, at::kCPU, validators);
+
+  DecodeConfig greedy = config.decode.plain_search(1);
+  greedy.max_len_offset = config.train.valid_max_len_offset;
+  Translator translator(model, tokenizer, greedy, at::kCPU);
+  translator.set_log(nullptr);
+  const TextOptions whole_lines =
+      whole_line_options(config.data.src_lang, config.data.tgt_lang, size_t(config.data.max_len));
+  std::vector<std::string> evaluated;
+  for (const auto& result : translate_text(translator, every.src_text, whole_lines, 1,
+                                           std::numeric_limits<size_t>::max())) {
+    evaluated.push_back(result.best());
+  }
+  EXPECT_EQ(validated, evaluated);
+  EXPECT_DOUBLE_EQ(scores.get("bleu"), corpus_bleu(evaluated, every.tgt_text).score);
+  EXPECT_DOUBLE_EQ(scores.get("chrf"), corpus_chrf(evaluated, every.tgt_text).score);
+  // Read whole, a line too long translates otherwise.
+  size_t longest = 0;
+  for (size_t i = 0; i < every.examples.size(); ++i) {
+    if (every.examples[i].src.size() > every.examples[longest].src.size()) longest = i;
+  }
+  ASSERT_GT(every.examples[longest].src.size(), size_t(config.data.max_len));
+  EXPECT_NE(validated[longest], translator.translate_texts({every.src_text[longest]})[0]);
+  EXPECT_FALSE(validated[longest].empty());
+
+  const double loss =
+      teacher_forced_loss(model, kept.examples, config.decode.batch_tokens, at::kCPU).loss();
+  EXPECT_NEAR(scores.loss(), loss, 1e-6 * loss);
+  EXPECT_NE(
+      scores.loss(),
+      teacher_forced_loss(model, every.examples, config.decode.batch_tokens, at::kCPU).loss());
+}
 
 std::vector<nlohmann::json> read_records(const std::filesystem::path& file) {
   std::vector<nlohmann::json> records;

@@ -24,7 +24,7 @@ ALLOWED = {
     "eval": {"core"},
     "decode": {"core", "cpu", "data", "model", "eval"},
     "text": {"core", "cpu", "data", "model", "eval", "decode"},
-    "train": {"core", "cpu", "data", "model", "eval", "decode"},
+    "train": {"core", "cpu", "data", "model", "eval", "decode", "text"},
     "export": {"core", "cpu", "data", "model", "train"},
     "serve": {"core", "data", "model", "eval", "decode", "text"},
     "cli": {"core", "cpu", "data", "model", "eval", "decode", "text", "train", "export", "serve"},

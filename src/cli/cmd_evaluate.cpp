@@ -144,11 +144,8 @@ int run_evaluate(int argc, char** argv) {
     // A test line is one segment, translated as written; one longer than `nmt translate`'s
     // segments is split as it splits it (text/chunking.h), not cut. All lines in one pass, so
     // they are length-sorted together, as Translator::translate sorts them.
-    TextOptions whole_lines = session_text_options(session);
-    whole_lines.split = SplitMode::kNone;
-    whole_lines.casing = CasingMode::kNone;
-    whole_lines.src_lang = set.corpus.src_lang;
-    whole_lines.tgt_lang = set.corpus.tgt_lang;
+    const TextOptions whole_lines = whole_line_options(set.corpus.src_lang, set.corpus.tgt_lang,
+                                                       session_text_options(session).max_pieces);
     const auto report = evaluate_parallel(
         *session.translator, text, scoring, [&](const std::vector<std::string>& lines) {
           return translate_text(*session.translator, lines, whole_lines, 1,

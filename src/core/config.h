@@ -237,7 +237,9 @@ struct DataConfig {
   /// with them: the default keeps `nmt prepare` under 3 GB however long the lines are
   /// (docs/scaling.md)
   int64_t spm_characters = 100000000;
-  int64_t max_len = 100;  ///< pairs with a side longer than this (pieces) are dropped
+  /// Pairs with a side longer than this (pieces) are dropped from training and the validation
+  /// loss; validation BLEU/chrF, `evaluate` and `translate` split such a line and join the parts
+  int64_t max_len = 100;
   /// Token budget of a training batch: rows × (longest source + 1 for eos) and rows × (longest
   /// target + 1) each stay within it, padding included (a row is a sentence pair; a pair too long
   /// for the budget on its own is a batch by itself). decode.batch_tokens counts the same way.

@@ -258,6 +258,17 @@ std::vector<TranslationResult> translate_text(Translator& translator,
   return out;
 }
 
+TextOptions whole_line_options(const std::string& src_lang, const std::string& tgt_lang,
+                               size_t max_pieces) {
+  TextOptions text;
+  text.split = SplitMode::kNone;
+  text.casing = CasingMode::kNone;
+  text.src_lang = src_lang;
+  text.tgt_lang = tgt_lang;
+  text.max_pieces = max_pieces;
+  return text;
+}
+
 size_t segment_limit(const Ensemble& models, int64_t data_max_len, bool source_tags) {
   const int64_t positions = models.max_len() - 1 - (source_tags ? 1 : 0);
   return size_t(std::max<int64_t>(1, std::min(data_max_len, positions)));

@@ -142,6 +142,13 @@ std::vector<TranslationResult> translate_text(Translator& translator,
                                               const TextOptions& options, size_t first_line = 1,
                                               size_t segments_per_pass = kSegmentsPerPass);
 
+/// How `nmt evaluate` and training's validation translate a test line: as one segment, as
+/// written (no sentence splitting, no casing), split only where it is longer than `max_pieces`
+/// source pieces (0: the model's limit), at clause punctuation, then between words
+/// (chunking.h), so that no part of it is cut.
+TextOptions whole_line_options(const std::string& src_lang, const std::string& tgt_lang,
+                               size_t max_pieces);
+
 /// The options' segment limit for `models`: data.max_len (what training kept), within the
 /// model's positions (model.max_len - 1 for eos, - 1 for a language tag).
 size_t segment_limit(const Ensemble& models, int64_t data_max_len, bool source_tags);

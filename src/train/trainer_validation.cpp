@@ -14,10 +14,18 @@ void RunValidation::load() {
   const auto load = [&](const std::vector<CorpusSpec>& corpora, std::vector<ValidationSet>& sets,
                         bool log) {
     for (const auto& corpus : corpora_per_pair(data, corpora)) {
-      const LanguagePair pair = corpus_pair(data, corpus);
-      sets.push_back({several ? corpus.name() + "." + pair.name() : corpus.name(), pair.tgt,
-                      load_corpus(data, corpus, *env_.tokenizer)});
-      if (log) env_.log->line(describe(sets.back().name, sets.back().split.stats));
+      const std::string pair = corpus_pair(data, corpus).name();
+      sets.push_back(load_validation_set(data, corpus, *env_.tokenizer,
+                                         several ? corpus.name() + "." + pair : corpus.name()));
+      const ValidationSet& set = sets.back();
+      if (!log) continue;
+      env_.log->line(describe(set.name, set.split.stats));
+      if (set.split.stats.too_long > 0) {
+        env_.log->line("  the loss reads the " + std::to_string(set.split.stats.kept) +
+                       " pairs kept; BLEU and chrF translate all " +
+                       std::to_string(set.scored.size()) + ", those too long in parts, as " +
+                       "nmt evaluate translates them");
+      }
     }
   };
   load(data.valid, sets_, /*log=*/true);

@@ -2,14 +2,17 @@
 
 #include <chrono>
 #include <limits>
+#include <utility>
 
 #include "core/error.h"
+#include "core/languages.h"
 #include "core/precision.h"
 #include "decode/evaluation.h"
 #include "decode/translator.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "model/quantize.h"
+#include "text/document.h"
 
 namespace nmt {
 
@@ -34,6 +37,24 @@ ScoringOptions validation_scoring(const Config& config, const std::string& tgt_l
   return scoring;
 }
 
+ValidationSet::ValidationSet(std::string set_name, std::string target_language, EncodedSplit pairs,
+                             ParallelText scored_text)
+    : name(std::move(set_name)),
+      tgt_lang(std::move(target_language)),
+      split(std::move(pairs)),
+      scored(std::move(scored_text)) {
+  if (scored.size() == 0) scored = {split.src_text, split.tgt_text};
+}
+
+ValidationSet load_validation_set(const DataConfig& data, const CorpusSpec& corpus,
+                                  const Tokenizer& tokenizer, std::string name) {
+  EncodedSplit every = load_corpus(data, corpus, tokenizer, /*filter_long=*/false);
+  return {std::move(name),
+          corpus_pair(data, corpus).tgt,
+          load_corpus(data, corpus, tokenizer),
+          {std::move(every.src_text), std::move(every.tgt_text)}};
+}
+
 const std::vector<std::string>& ValidationPass::hypotheses() {
   if (hypotheses_) return *hypotheses_;
   DecodeConfig greedy = config_.decode.plain_search(1);
@@ -42,8 +63,15 @@ const std::vector<std::string>& ValidationPass::hypotheses() {
   translator.set_log(nullptr);
   if (packed_) translator.set_workers(at::get_num_threads());
   translator.set_language(LanguageTags(config_.data, tokenizer_), set_.tgt_lang);
+  // Each line as `nmt evaluate` translates it: one longer than data.max_len source pieces is
+  // split and its parts' translations joined, not cut at the model's positions.
+  const TextOptions whole_lines =
+      whole_line_options(config_.data.src_lang, set_.tgt_lang,
+                         segment_limit(translator.models(), config_.data.max_len,
+                                       translator.language_tags().on_source()));
   hypotheses_.emplace();
-  for (const auto& result : translator.translate(set_.split.src_text)) {
+  for (const auto& result : translate_text(translator, set_.scored.src, whole_lines, 1,
+                                           std::numeric_limits<size_t>::max())) {
     if (!result.ok()) throw Error(*result.error);
     hypotheses_->push_back(result.best());
   }
@@ -74,7 +102,7 @@ class TranslationScoreValidator : public Validator {
       : spec_(std::move(spec)), score_(score) {}
   std::vector<ScoreSpec> specs() const override { return {spec_}; }
   std::vector<double> measure(ValidationPass& pass) const override {
-    return {score_(pass.hypotheses(), pass.set().split.tgt_text, pass.scoring())};
+    return {score_(pass.hypotheses(), pass.set().scored.tgt, pass.scoring())};
   }
 
  private:

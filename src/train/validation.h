@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "core/config.h"
+#include "data/corpus.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "eval/metrics.h"
@@ -46,10 +47,22 @@ ScoringOptions validation_scoring(const Config& config, const std::string& tgt_l
 /// One validation corpus: its name in logs and metrics ("val", or "val.en-fr" in a run of
 /// several pairs), the target language it translates into, and its pairs.
 struct ValidationSet {
+  /// `scored_text` empty: the pairs' texts.
+  ValidationSet(std::string set_name, std::string target_language, EncodedSplit pairs,
+                ParallelText scored_text = {});
+
   std::string name;
   std::string tgt_lang;
-  EncodedSplit split;
+  EncodedSplit split;  ///< the pairs training keeps (data.max_len): what the loss reads
+  /// What BLEU and chrF translate and score: every pair with two non-empty sides, those longer
+  /// than data.max_len pieces too, as `nmt evaluate` would score the corpus
+  ParallelText scored;
 };
+
+/// `corpus` as a validation set: its pairs within data.max_len for the loss, all of them for
+/// BLEU and chrF.
+ValidationSet load_validation_set(const DataConfig& data, const CorpusSpec& corpus,
+                                  const Tokenizer& tokenizer, std::string name);
 
 /// What validators read: the model and one validation set, with the model's greedy
 /// translations of the set's sources, decoded once for every validator that asks.
@@ -72,7 +85,8 @@ class ValidationPass {
   /// How BLEU and chrF score this set (validation_scoring).
   ScoringOptions scoring() const { return validation_scoring(config_, set_.tgt_lang); }
   /// Greedy translations of the set's sources, in order (validation BLEU is always greedy:
-  /// fast and comparable, whatever decode.* asks for); decoded on the first call.
+  /// fast and comparable, whatever decode.* asks for), each line translated as `nmt evaluate`
+  /// translates it (text/document.h, whole_line_options); decoded on the first call.
   const std::vector<std::string>& hypotheses();
 
  private:
