@@ -10,6 +10,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/memory.h"
 #include "train/average.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -162,7 +163,8 @@ void Trainer::Impl::after_step(TrainSummary& summary, const StepStats& step) {
                  {"ppl", ppl},
                  {"lr", step.lr},
                  {"tokens_per_s", tokens_per_s},
-                 {"elapsed_s", state_.train_seconds}});
+                 {"elapsed_s", state_.train_seconds},
+                 {"rss_mb", resident_bytes() / 1000000}});
     // On a terminal the bar shows these numbers live; the log file still gets the line.
     log.line("step " + std::to_string(state_.step) + " | epoch " +
                  std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) + " | ppl " +
