@@ -75,6 +75,7 @@ inline nlohmann::json every_field_changed() {
             {"max_epochs", 7},
             {"max_steps", 900},
             {"max_minutes", 1.5},
+            {"max_memory_gb", 12.5},
             {"log_every", 9},
             {"validate_every", 11},
             {"validate_at_start", true},

@@ -47,6 +47,31 @@ TEST(CmdTrain, SigintFinishesTheStepSavesAndExplainsHowToResume) {
   EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, stopped_at + 2);
 }
 
+// A process past train.max_memory_gb (here 10 MB: less than any process holds) stops at its first
+// log point with one error naming the key and the numbers, saved as an interrupted run is, and a
+// resume with room to spare goes on from there.
+TEST(CmdTrain, PastMaxMemoryStopsSavedWithOneErrorAndResumes) {
+  const auto dir = test::temp_dir("max_memory");
+  Config config = test::tiny_config(dir / "run");
+  config.train.max_epochs = 0;
+  config.train.max_steps = 40;  // never reached: the first log point stops it
+  config.train.log_every = 2;
+  config.train.max_memory_gb = 0.01;
+  save_config(config, dir / "config.json");
+  const pid_t pid = spawn_nmt({"train", "--config", (dir / "config.json").string()}, dir / "log");
+  EXPECT_NE(wait_exit_code(pid), 0);
+  const std::string output = read_text(dir / "log");
+  EXPECT_NE(output.find("error: training stopped: the process holds"), std::string::npos) << output;
+  EXPECT_NE(output.find("past train.max_memory_gb (0.01 GB)"), std::string::npos) << output;
+  EXPECT_NE(output.find("resume with: nmt train --resume"), std::string::npos) << output;
+  EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, 2);
+  const pid_t resumed = spawn_nmt({"train", "--resume", (dir / "run").string(), "--set",
+                                   "train.max_memory_gb=0", "--set", "train.max_steps=4"},
+                                  dir / "resume_log");
+  EXPECT_EQ(wait_exit_code(resumed), 0) << read_text(dir / "resume_log");
+  EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, 4);
+}
+
 TEST(CmdTrain, PrintConfigShowsTheResolvedConfigAndTrainsNothing) {
   const auto dir = test::temp_dir("print_config");
   Config config = test::tiny_config(dir / "run");

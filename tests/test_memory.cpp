@@ -1,5 +1,6 @@
-// core/memory.h: pages a program freed go back to the kernel when asked, with glibc's malloc (this
-// binary's) and with jemalloc (the nmt binary's, preloaded into a child run of this test).
+// core/memory.h: pages a program freed go back to the kernel when asked, and the heap's bytes in
+// use are counted, with glibc's malloc (this binary's) and with jemalloc (the nmt binary's,
+// preloaded into a child run of this test); the rule long runs follow.
 
 #include <dlfcn.h>
 
@@ -37,14 +38,51 @@ TEST(Memory, FreedPagesGoBackWhenAsked) {
   EXPECT_GT(resident_bytes(), 0);
 }
 
+// 64 MB allocated and touched counts in the heap, and stops counting once freed.
+TEST(Memory, HeapBytesCountWhatIsAllocated) {
+  if (asan_allocator()) GTEST_SKIP() << "an ASan build allocates through the sanitizer";
+  constexpr size_t kBlock = 64 << 10, kBlocks = 1024;
+  const int64_t before = heap_bytes();
+  std::vector<char*> blocks;
+  for (size_t i = 0; i < kBlocks; ++i) {
+    blocks.push_back(static_cast<char*>(std::malloc(kBlock)));
+    for (size_t at = 0; at < kBlock; at += 4096) blocks.back()[at] = char(i);
+  }
+  const int64_t held = heap_bytes();
+  for (char* block : blocks) std::free(block);
+  const int64_t after = heap_bytes();
+  EXPECT_GT(before, 0);
+  EXPECT_GE(held - before, int64_t(60) << 20);
+  EXPECT_LE(after - before, int64_t(4) << 20);
+}
+
+TEST(Memory, ActionReturnsFreePagesPastTwiceTheHeapAndStopsPastTheLimit) {
+  constexpr int64_t GB = int64_t(1) << 30;
+  EXPECT_EQ(memory_action(10 * GB, 1 * GB, 9 * GB), MemoryAction::kStop);
+  EXPECT_EQ(memory_action(9 * GB, 8 * GB, 9 * GB), MemoryAction::kNone);   // at the limit, not past
+  EXPECT_EQ(memory_action(5 * GB, 1 * GB, 0), MemoryAction::kReturnFree);  // 4 GB free > 2 GB
+  EXPECT_EQ(memory_action(5 * GB, 1 * GB, 20 * GB), MemoryAction::kReturnFree);
+  EXPECT_EQ(memory_action(GB * 5 / 2, 1 * GB, 0), MemoryAction::kNone);  // 1.5 GB free < 2 GB
+  EXPECT_EQ(memory_action(8 * GB, 3 * GB, 0), MemoryAction::kNone);      // 5 GB free < 2 x heap
+  EXPECT_EQ(memory_action(8 * GB, 0, 0), MemoryAction::kNone);           // heap unknown
+}
+
+TEST(Memory, LimitIsTheHostsMemoryOrLess) {
+  const int64_t limit = memory_limit_bytes();
+  EXPECT_GT(limit, resident_bytes());
+  EXPECT_LE(limit, int64_t(1) << 50);  // not cgroup v2's "no limit" as a number
+}
+
 #ifdef NMT_JEMALLOC_LIBRARY
-TEST(Memory, FreedPagesGoBackWhenAskedUnderJemalloc) {
+TEST(Memory, FreedPagesGoBackAndHeapBytesCountUnderJemalloc) {
   if (asan_allocator()) GTEST_SKIP() << "an ASan build allocates through the sanitizer";
   const auto self = std::filesystem::read_symlink("/proc/self/exe").string();
   // jemalloc as the nmt binary configures it: freed pages are kept, never decayed away.
-  const std::string command = "LD_PRELOAD='" + std::string(NMT_JEMALLOC_LIBRARY) +
-                              "' MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 '" + self +
-                              "' --gtest_filter=Memory.FreedPagesGoBackWhenAsked >/dev/null 2>&1";
+  const std::string command =
+      "LD_PRELOAD='" + std::string(NMT_JEMALLOC_LIBRARY) +
+      "' MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 '" + self +
+      "' --gtest_filter=Memory.FreedPagesGoBackWhenAsked:Memory.HeapBytesCountWhatIsAllocated "
+      ">/dev/null 2>&1";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 #endif

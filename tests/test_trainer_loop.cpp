@@ -144,11 +144,17 @@ TEST(TrainerLoop, MaxMinutesStopsAtTheFirstStepPastTheLimit) {
   EXPECT_EQ(summary.steps, static_cast<int64_t>(elapsed.size()));
   EXPECT_GE(elapsed.back(), 0.3);
   EXPECT_LT(elapsed[elapsed.size() - 2], 0.3);
-  // Each train record has the process's resident memory: a run that fills the host's memory
-  // shows when it began.
+  // Each train record has the process's resident memory and the part of it allocated: a run
+  // that fills the host's memory shows when it began, and whether the program or the allocator
+  // held it.
   const auto rss = train_series(dir / "run", "rss_mb");
+  const auto heap = train_series(dir / "run", "heap_mb");
   ASSERT_EQ(rss.size(), elapsed.size());
-  for (const double mb : rss) EXPECT_GT(mb, 10.0);
+  ASSERT_EQ(heap.size(), elapsed.size());
+  for (size_t i = 0; i < rss.size(); ++i) {
+    EXPECT_GT(rss[i], 10.0);
+    EXPECT_GT(heap[i], 1.0);
+  }
 }
 
 // train.validate_at_start validates the initial weights as step 0 and leaves training alone:

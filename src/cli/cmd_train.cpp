@@ -81,6 +81,7 @@ int run_train(int argc, char** argv) {
   const DistEnv dist = parse_dist_env([](const char* name) { return std::getenv(name); });
   Trainer trainer(config, resume, std::cout, init_from, dist);
   const TrainSummary summary = trainer.run();
+  if (!summary.error.empty()) throw Error("training stopped: " + summary.error);
   return summary.interrupted ? 130 : 0;
 }
 

@@ -326,11 +326,16 @@ struct TrainConfig {
   /// masks) and adds this times the symmetric KL divergence between the two output
   /// distributions to the two copies' cross-entropy; 0 = off. Each step costs about twice.
   double rdrop_alpha = 0.0;
-  double clip_norm = 1.0;          ///< gradient clipping by global norm; 0 = off
-  int64_t accum_steps = 1;         ///< batches accumulated per optimizer step
-  int64_t max_epochs = 20;         ///< stop after this many epochs; 0 = no limit
-  int64_t max_steps = 0;           ///< stop after this many optimizer steps; 0 = no limit
-  double max_minutes = 0.0;        ///< stop after this much training time; 0 = no limit
+  double clip_norm = 1.0;    ///< gradient clipping by global norm; 0 = off
+  int64_t accum_steps = 1;   ///< batches accumulated per optimizer step
+  int64_t max_epochs = 20;   ///< stop after this many epochs; 0 = no limit
+  int64_t max_steps = 0;     ///< stop after this many optimizer steps; 0 = no limit
+  double max_minutes = 0.0;  ///< stop after this much training time; 0 = no limit
+  /// Stop, saving last.pt (a resume goes on), when the process's resident memory passes this
+  /// many GB after the allocator has given back what it held free (checked every log_every
+  /// steps); 0 = 90% of the host's memory or its cgroup's limit. Not a limit of the run's
+  /// budget: the run ends with an error, so that a growth nobody expected never fills the host.
+  double max_memory_gb = 0.0;
   int64_t log_every = 50;          ///< steps between log lines / metrics records
   int64_t validate_every = 0;      ///< validate every N steps; 0 = at every epoch's end
   bool validate_at_start = false;  ///< validate once before the first step
@@ -389,6 +394,7 @@ struct TrainConfig {
         f("max_epochs", max_epochs, Option().range(0)),
         f("max_steps", max_steps, Option().range(0));
     f("max_minutes", max_minutes, Option().range(0)), f("log_every", log_every, Option().range(1));
+    f("max_memory_gb", max_memory_gb, Option().range(0));
     f("validate_every", validate_every, Option().range(0)),
         f("validate_at_start", validate_at_start);
     f("valid_bleu", valid_bleu), f("valid_max_len_offset", valid_max_len_offset, Option().range(1)),

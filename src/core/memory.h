@@ -16,4 +16,27 @@ int64_t return_free_memory();
 /// The process's resident set size now, in bytes (/proc/self/statm; 0 when unreadable).
 int64_t resident_bytes();
 
+/// The bytes the program holds allocated now: jemalloc's stats.allocated when jemalloc is the
+/// process's allocator, glibc's in-use bytes (mallinfo2) otherwise; 0 when unknown. What
+/// resident_bytes() holds beyond this is mostly pages the allocator keeps free for reuse.
+int64_t heap_bytes();
+
+/// The memory this process can have: the host's MemTotal (/proc/meminfo), or its cgroup's
+/// memory.max where that is lower; 0 when unknown.
+int64_t memory_limit_bytes();
+
+/// What a long-running loop does about its memory at a point of its own choosing (training's log
+/// points), from the numbers above.
+enum class MemoryAction {
+  kNone,
+  kReturnFree,  ///< the allocator holds much free: return_free_memory(), then ask again
+  kStop,        ///< resident over the limit: stop, saving the work
+};
+
+/// The rule (pure, for tests): kStop when `resident` is over `stop_at` (when that is > 0); else
+/// kReturnFree when the allocator holds over max(2 GB, 2 x heap) free (resident - heap, with
+/// `heap` known); else kNone. Training's stop_at is train.max_memory_gb, by default 90% of
+/// memory_limit_bytes().
+MemoryAction memory_action(int64_t resident, int64_t heap, int64_t stop_at);
+
 }  // namespace nmt

@@ -259,6 +259,10 @@ class Trainer::Impl {
   /// Stops on SIGINT/SIGTERM or a limit (agreed over the ranks): after every step and epoch.
   void check_stop(TrainSummary& summary);
   bool limit_reached(TrainSummary& summary);
+  /// At a log point: hands the allocator's free pages back when it holds much (core/memory.h),
+  /// and stops the run, saving it, past train.max_memory_gb. Returns the resident and heap
+  /// bytes for the train record.
+  std::pair<int64_t, int64_t> check_memory(TrainSummary& summary);
   /// Validates, logs, and saves best.pt, step_<step>.pt and last.pt. `final`: the run's end.
   void run_validation(TrainSummary& summary, bool final = false);
   /// After a validation: step_<step>.pt (if kept), last.pt, best.pt (if `best`), then rotation.

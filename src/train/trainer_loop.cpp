@@ -81,7 +81,11 @@ TrainSummary Trainer::Impl::run(bool final_validation) {
                         " ms per step in collectives (gradient sum included)"
                   : std::string()));
   }
-  if (summary.interrupted) {
+  if (!summary.error.empty()) {
+    log.line("stopped at step " + std::to_string(state_.step) + ": " + summary.error +
+             "; state saved to " + (env_.dir / "last.pt").string() +
+             "; resume with: nmt train --resume " + env_.dir.string());
+  } else if (summary.interrupted) {
     log.line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
              (env_.dir / "last.pt").string() + "; resume with: nmt train --resume " +
              env_.dir.string());
@@ -154,6 +158,7 @@ void Trainer::Impl::after_step(TrainSummary& summary, const StepStats& step) {
                                         {"tok/s", fixed(tokens_per_s, 0)}});
   }
   if (state_.step % config.train.log_every == 0 && window_.tokens > 0) {
+    const auto [resident, heap] = check_memory(summary);
     const double mean_loss = window_.loss_sum / double(window_.tokens);
     const double ppl = std::exp(window_.nll_sum / double(window_.tokens));
     log.metrics({{"kind", "train"},
@@ -164,7 +169,8 @@ void Trainer::Impl::after_step(TrainSummary& summary, const StepStats& step) {
                  {"lr", step.lr},
                  {"tokens_per_s", tokens_per_s},
                  {"elapsed_s", state_.train_seconds},
-                 {"rss_mb", resident_bytes() / 1000000}});
+                 {"rss_mb", resident / 1000000},
+                 {"heap_mb", heap / 1000000}});
     // On a terminal the bar shows these numbers live; the log file still gets the line.
     log.line("step " + std::to_string(state_.step) + " | epoch " +
                  std::to_string(state_.epoch + 1) + " | loss " + fixed(mean_loss, 4) + " | ppl " +
@@ -251,6 +257,29 @@ bool Trainer::Impl::limit_reached(TrainSummary& summary) {
   return stop_;
 }
 
+std::pair<int64_t, int64_t> Trainer::Impl::check_memory(TrainSummary& summary) {
+  const double max_gb = env_.config.train.max_memory_gb;
+  const int64_t stop_at = max_gb > 0 ? int64_t(max_gb * 1e9) : memory_limit_bytes() / 10 * 9;
+  int64_t resident = resident_bytes(), heap = heap_bytes();
+  if (memory_action(resident, heap, stop_at) == MemoryAction::kNone) return {resident, heap};
+  return_free_memory();
+  resident = resident_bytes();
+  heap = heap_bytes();
+  if (memory_action(resident, heap, stop_at) == MemoryAction::kStop && !summary.interrupted) {
+    summary.error =
+        "the process holds " + fixed(double(resident) / 1e9, 2) +
+        " GB of memory, past train.max_memory_gb (" +
+        (max_gb > 0 ? fixed(max_gb, 2) + " GB"
+                    : "0: 90% of this host's " + fixed(memory_limit_bytes() / 1e9, 2) + " GB") +
+        "), with " + fixed(double(heap) / 1e9, 2) +
+        " GB of it allocated; raise train.max_memory_gb, or lower data.batch_tokens "
+        "or the model's size";
+    stop_ = summary.interrupted = true;  // saved as an interrupted run is, and resumable
+    summary.stop_reason = "memory";
+  }
+  return {resident, heap};
+}
+
 void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
   validation_.last_step = state_.step;
   if (!env_.comm->is_main()) return;  // rank 0 alone validates; agree_stop passes on its decision
@@ -277,6 +306,9 @@ void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
     summary.stop_reason = verdict.stop_reason;
   }
   save_validation_checkpoints(verdict.best, final);
+  // Decoding's buffers are shaped otherwise than a training step's, and the allocator keeps
+  // them (src/cli/main.cpp): given back here, once per validation, training's own pages stay.
+  return_free_memory();
 }
 
 void Trainer::Impl::save_validation_checkpoints(bool best, bool final) {
