@@ -37,8 +37,12 @@ int64_t heap_bytes() {
     if (mallctl("stats.allocated", &allocated, &length, nullptr, 0) != 0) return 0;
     return int64_t(allocated);
   }
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   const struct mallinfo2 info = mallinfo2();
   return int64_t(info.uordblks + info.hblkhd);  // small blocks in use + mmapped blocks
+#else
+  return 0;  // mallinfo's int fields wrap past 2 GB: unknown rather than wrong
+#endif
 }
 
 int64_t memory_limit_bytes() {
