@@ -2,7 +2,8 @@
 """Plot a training run's metrics.jsonl as a PNG.
 
 Each line of metrics.jsonl is one JSON object:
-  {"kind": "train", "step", "epoch", "loss", "ppl", "lr", "tokens_per_s", "elapsed_s", "rss_mb"}
+  {"kind": "train", "step", "epoch", "loss", "ppl", "lr", "tokens_per_s", "elapsed_s", "rss_mb",
+   "heap_mb"}
   {"kind": "valid", "step", "epoch", "loss", "ppl", "bleu" (absent or null: not measured), "elapsed_s",
    and "bleu_<split>" for each of train.monitor_splits}
 Other kinds are ignored. The figure has three panels sharing the step axis: train and valid

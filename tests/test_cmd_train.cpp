@@ -56,15 +56,19 @@ TEST(CmdTrain, PastMaxMemoryStopsSavedWithOneErrorAndResumes) {
   config.train.max_epochs = 0;
   config.train.max_steps = 40;  // never reached: the first log point stops it
   config.train.log_every = 2;
+  config.train.validate_every = 2;  // due at the stop, and skipped: decoding would add to it
   config.train.max_memory_gb = 0.01;
   save_config(config, dir / "config.json");
   const pid_t pid = spawn_nmt({"train", "--config", (dir / "config.json").string()}, dir / "log");
-  EXPECT_NE(wait_exit_code(pid), 0);
+  EXPECT_EQ(wait_exit_code(pid), 2);
   const std::string output = read_text(dir / "log");
-  EXPECT_NE(output.find("error: training stopped: the process holds"), std::string::npos) << output;
+  EXPECT_NE(output.find("stopped: at step 2 the process holds"), std::string::npos) << output;
+  EXPECT_NE(output.find("error: training stopped past train.max_memory_gb"), std::string::npos)
+      << output;
   EXPECT_NE(output.find("past train.max_memory_gb (0.01 GB)"), std::string::npos) << output;
   EXPECT_NE(output.find("resume with: nmt train --resume"), std::string::npos) << output;
   EXPECT_EQ(load_checkpoint(dir / "run" / "last.pt", at::kCPU).state.step, 2);
+  EXPECT_EQ(read_text(dir / "run" / "metrics.jsonl").find("\"valid\""), std::string::npos);
   const pid_t resumed = spawn_nmt({"train", "--resume", (dir / "run").string(), "--set",
                                    "train.max_memory_gb=0", "--set", "train.max_steps=4"},
                                   dir / "resume_log");

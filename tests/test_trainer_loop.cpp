@@ -153,7 +153,9 @@ TEST(TrainerLoop, MaxMinutesStopsAtTheFirstStepPastTheLimit) {
   ASSERT_EQ(heap.size(), elapsed.size());
   for (size_t i = 0; i < rss.size(); ++i) {
     EXPECT_GT(rss[i], 10.0);
-    EXPECT_GT(heap[i], 1.0);
+    if (!test::asan_allocator()) {  // ASan's malloc has no such count
+      EXPECT_GT(heap[i], 1.0);
+    }
   }
 }
 

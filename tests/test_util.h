@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -48,6 +49,11 @@ class TempDir {
 
 /// A TempDir named `name` (copy elision: the returned object is the caller's).
 inline TempDir temp_dir(const std::string& name) { return TempDir(name); }
+
+/// Whether AddressSanitizer's allocator serves malloc here (a sanitized nmt_core links its
+/// run time into the test binary, whose own sources are built without the flag): it keeps
+/// freed blocks in its quarantine and counts nothing in glibc's heap statistics.
+inline bool asan_allocator() { return dlsym(RTLD_DEFAULT, "__asan_init") != nullptr; }
 
 /// The whole content of a file ("" if it cannot be read).
 inline std::string read_text(const std::filesystem::path& path) {

@@ -81,7 +81,10 @@ int run_train(int argc, char** argv) {
   const DistEnv dist = parse_dist_env([](const char* name) { return std::getenv(name); });
   Trainer trainer(config, resume, std::cout, init_from, dist);
   const TrainSummary summary = trainer.run();
-  if (!summary.error.empty()) throw Error("training stopped: " + summary.error);
+  if (!summary.error.empty()) {  // the log's last line has the numbers and how to resume
+    throw Error("training stopped past train.max_memory_gb; state saved to " +
+                (summary.run_dir / "last.pt").string());
+  }
   return summary.interrupted ? 130 : 0;
 }
 

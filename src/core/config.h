@@ -331,10 +331,11 @@ struct TrainConfig {
   int64_t max_epochs = 20;   ///< stop after this many epochs; 0 = no limit
   int64_t max_steps = 0;     ///< stop after this many optimizer steps; 0 = no limit
   double max_minutes = 0.0;  ///< stop after this much training time; 0 = no limit
-  /// Stop, saving last.pt (a resume goes on), when the process's resident memory passes this
-  /// many GB after the allocator has given back what it held free (checked every log_every
-  /// steps); 0 = 90% of the host's memory or its cgroup's limit. Not a limit of the run's
-  /// budget: the run ends with an error, so that a growth nobody expected never fills the host.
+  /// Stop, saving last.pt (a resume goes on), when the process's own resident memory (not the
+  /// pages of files it maps) passes this many GB after the allocator has given back what it
+  /// held free (checked every log_every steps); 0 = 90% of the machine's memory or of its
+  /// cgroup's lower limit, shared by the ranks on the machine. Not a budget: the run ends with
+  /// an error (exit 2), so that a growth nobody expected never fills the host.
   double max_memory_gb = 0.0;
   int64_t log_every = 50;          ///< steps between log lines / metrics records
   int64_t validate_every = 0;      ///< validate every N steps; 0 = at every epoch's end

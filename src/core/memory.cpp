@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 namespace nmt {
@@ -16,6 +19,21 @@ int64_t resident_bytes() {
   int64_t size = 0, resident = 0;
   if (!(statm >> size >> resident)) return 0;
   return resident * int64_t(sysconf(_SC_PAGESIZE));
+}
+
+int64_t anonymous_resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0, file_backed = 0;  // "shared": resident pages of files
+  if (!(statm >> size >> resident >> file_backed)) return 0;
+  return std::max<int64_t>(0, resident - file_backed) * int64_t(sysconf(_SC_PAGESIZE));
+}
+
+int64_t parse_cgroup_memory_limit(const std::string& text) {
+  std::istringstream in(text);
+  int64_t bytes = 0;
+  if (!(in >> bytes) || bytes <= 0) return 0;  // "max" (v2) or nothing: no limit
+  // cgroup v1 writes "no limit" as the largest page-aligned int64 (9223372036854771712).
+  return bytes >= (int64_t(1) << 62) ? 0 : bytes;
 }
 
 namespace {
@@ -56,10 +74,28 @@ int64_t memory_limit_bytes() {
       break;
     }
   }
-  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // cgroup v2; "max" when unlimited
-  int64_t cgroup_limit = 0;
-  if (cgroup >> cgroup_limit && cgroup_limit > 0) {
-    limit = limit > 0 ? std::min(limit, cgroup_limit) : cgroup_limit;
+  // The process's cgroup and those above it (a limit holds for everything below it): "0::/path"
+  // in cgroup v2, "N:memory:/path" (or "N:...,memory,...:/path") in v1.
+  namespace fs = std::filesystem;
+  std::ifstream groups("/proc/self/cgroup");
+  for (std::string line; std::getline(groups, line);) {
+    const auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
+    const bool v2 = line.compare(0, first, "0") == 0 && controllers == ",,";
+    if (!v2 && controllers.find(",memory,") == std::string::npos) continue;
+    const fs::path root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const char* file = v2 ? "memory.max" : "memory.limit_in_bytes";
+    fs::path group = root / fs::path(line.substr(second + 1)).relative_path();
+    for (;; group = group.parent_path()) {
+      std::ifstream in(group / file);
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      if (const int64_t bytes = parse_cgroup_memory_limit(text)) {
+        limit = limit > 0 ? std::min(limit, bytes) : bytes;
+      }
+      if (group == root || !group.has_relative_path() || group.parent_path() == group) break;
+    }
   }
   return limit;
 }

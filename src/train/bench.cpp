@@ -154,6 +154,7 @@ TrainBenchResult bench_train(Config config, int64_t steps, int64_t warmup, std::
     }
     const TrainSummary summary = trainer.run(/*final_validation=*/false);
     profile.reset();
+    if (!summary.error.empty()) throw Error("bench train: " + summary.error);
     result.tokens_per_second = summary.tokens_per_second;
     result.flops_per_second = summary.flops_per_second;
   }

@@ -101,7 +101,8 @@ Config auto_sized(Config config, bool resume, const fs::path& init_from, const D
 RunEnv::RunEnv(Config run_config, const DistEnv& dist)
     : config(std::move(run_config)),
       dir(config.train.resolved_run_dir()),
-      device(rank_device(resolve_device(config.train.device), dist)) {}
+      device(rank_device(resolve_device(config.train.device), dist)),
+      processes_on_host(dist.local_world_size) {}
 
 Trainer::Impl::Impl(Config config, bool resume, std::ostream& console, const fs::path& init_from,
                     const DistEnv& dist)

@@ -57,6 +57,7 @@ struct RunEnv {
   std::unique_ptr<RunDirLock> lock;  ///< held while this Trainer may write into `dir`
   std::unique_ptr<RunLog> log;
   std::optional<Tokenizer> tokenizer;
+  int64_t processes_on_host = 1;  ///< LOCAL_WORLD_SIZE: the ranks sharing this machine's memory
 };
 
 /// The run's clock.

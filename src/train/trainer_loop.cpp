@@ -82,8 +82,7 @@ TrainSummary Trainer::Impl::run(bool final_validation) {
                   : std::string()));
   }
   if (!summary.error.empty()) {
-    log.line("stopped at step " + std::to_string(state_.step) + ": " + summary.error +
-             "; state saved to " + (env_.dir / "last.pt").string() +
+    log.line("stopped: " + summary.error + "; state saved to " + (env_.dir / "last.pt").string() +
              "; resume with: nmt train --resume " + env_.dir.string());
   } else if (summary.interrupted) {
     log.line("interrupted at step " + std::to_string(state_.step) + "; state saved to " +
@@ -259,28 +258,40 @@ bool Trainer::Impl::limit_reached(TrainSummary& summary) {
 
 std::pair<int64_t, int64_t> Trainer::Impl::check_memory(TrainSummary& summary) {
   const double max_gb = env_.config.train.max_memory_gb;
-  const int64_t stop_at = max_gb > 0 ? int64_t(max_gb * 1e9) : memory_limit_bytes() / 10 * 9;
-  int64_t resident = resident_bytes(), heap = heap_bytes();
-  if (memory_action(resident, heap, stop_at) == MemoryAction::kNone) return {resident, heap};
-  return_free_memory();
-  resident = resident_bytes();
-  heap = heap_bytes();
-  if (memory_action(resident, heap, stop_at) == MemoryAction::kStop && !summary.interrupted) {
-    summary.error =
-        "the process holds " + fixed(double(resident) / 1e9, 2) +
-        " GB of memory, past train.max_memory_gb (" +
-        (max_gb > 0 ? fixed(max_gb, 2) + " GB"
-                    : "0: 90% of this host's " + fixed(memory_limit_bytes() / 1e9, 2) + " GB") +
-        "), with " + fixed(double(heap) / 1e9, 2) +
-        " GB of it allocated; raise train.max_memory_gb, or lower data.batch_tokens "
-        "or the model's size";
-    stop_ = summary.interrupted = true;  // saved as an interrupted run is, and resumable
-    summary.stop_reason = "memory";
+  // By default the ranks on one machine share 90% of what it (or the cgroup) allows.
+  const int64_t limit = memory_limit_bytes();
+  const int64_t stop_at = max_gb > 0
+                              ? int64_t(max_gb * 1e9)
+                              : limit / 10 * 9 / std::max<int64_t>(1, env_.processes_on_host);
+  int64_t own = anonymous_resident_bytes(), heap = heap_bytes();
+  if (memory_action(own, heap, stop_at) != MemoryAction::kNone) {
+    return_free_memory();
+    own = anonymous_resident_bytes();
+    heap = heap_bytes();
+    if (memory_action(own, heap, stop_at) == MemoryAction::kStop && summary.error.empty()) {
+      summary.error =
+          "at step " + std::to_string(state_.step) + " the process holds " +
+          fixed(double(own) / 1e9, 2) + " GB of its own memory (" + fixed(double(heap) / 1e9, 2) +
+          " GB allocated), past train.max_memory_gb (" +
+          (max_gb > 0 ? fixed(max_gb, 2) + " GB"
+                      : "0: " + fixed(double(stop_at) / 1e9, 2) +
+                            " GB, 90% of this machine's or "
+                            "cgroup's " +
+                            fixed(double(limit) / 1e9, 2) + " GB" +
+                            (env_.processes_on_host > 1
+                                 ? " shared by " + std::to_string(env_.processes_on_host) + " ranks"
+                                 : "")) +
+          "); resume with --set train.max_memory_gb=GB to allow more, or lower "
+          "data.batch_tokens or the model's size";
+      stop_ = summary.interrupted = true;  // saved as an interrupted run is, and resumable
+      summary.stop_reason = "memory";
+    }
   }
-  return {resident, heap};
+  return {resident_bytes(), heap};
 }
 
 void Trainer::Impl::run_validation(TrainSummary& summary, bool final) {
+  if (!summary.error.empty()) return;  // a memory stop: decoding would only add to it
   validation_.last_step = state_.step;
   if (!env_.comm->is_main()) return;  // rank 0 alone validates; agree_stop passes on its decision
   const EmaWeightsIn average(step_.ema.get());  // validated and saved with train.ema_decay
@@ -322,13 +333,18 @@ void Trainer::Impl::save_validation_checkpoints(bool best, bool final) {
 void Trainer::Impl::agree_stop(TrainSummary& summary) {
   WorldComm& comm = *env_.comm;
   if (comm.size() == 1) return;
-  auto flags = at::zeros({2}, at::kDouble);
+  auto flags = at::zeros({3}, at::kDouble);
   flags[0] = summary.interrupted ? 1.0 : 0.0;
   flags[1] = comm.is_main() && stop_ ? 1.0 : 0.0;  // limits, early stopping
+  flags[2] = summary.error.empty() ? 0.0 : 1.0;    // past train.max_memory_gb
   comm.allreduce_sum(flags, "step " + std::to_string(state_.step) + ": agreeing to go on");
   if (flags[0].item<double>() > 0 && !summary.interrupted) {  // another rank's SIGINT/SIGTERM
     stop_ = summary.interrupted = true;
     summary.stop_reason = "interrupted";
+  }
+  if (flags[2].item<double>() > 0 && summary.error.empty()) {
+    summary.error = "another rank passed train.max_memory_gb (its output names the numbers)";
+    summary.stop_reason = "memory";
   }
   if (flags[1].item<double>() > 0 && !stop_) {
     stop_ = true;
