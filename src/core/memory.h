@@ -45,7 +45,7 @@ enum class MemoryAction {
 /// The rule (pure, for tests), on anonymous_resident_bytes() as `resident`: kStop when it is over
 /// `stop_at` (when that is > 0); else kReturnFree when the allocator holds over
 /// max(2 GB, 2 x heap) free (resident - heap, with `heap` known); else kNone. Training's stop_at is
-/// train.max_memory_gb, by default 90% of memory_limit_bytes().
+/// train.max_memory_gb, by default 90% of memory_limit_bytes() over the ranks on the machine.
 MemoryAction memory_action(int64_t resident, int64_t heap, int64_t stop_at);
 
 }  // namespace nmt

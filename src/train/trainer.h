@@ -17,8 +17,8 @@ struct TrainSummary {
   int64_t epochs_done = 0;   ///< complete epochs
   double best_metric = 0.0;  ///< best validation metric (NaN if never validated)
   bool interrupted = false;  ///< stopped by SIGINT/SIGTERM (last.pt holds the state)
-  /// Why the run stopped short with an error (train.max_memory_gb passed); last.pt holds the
-  /// state, and `nmt train` exits non-zero with this message.
+  /// Why the run stopped short with an error (train.max_memory_gb passed), as the log's last
+  /// line gives it; last.pt holds the state, and `nmt train` exits 2.
   std::string error;
   std::string stop_reason;         ///< e.g. "max_epochs reached", "early stopping", "interrupted"
   double tokens_per_second = 0.0;  ///< target tokens per second of training steps (this run)

@@ -269,20 +269,20 @@ std::pair<int64_t, int64_t> Trainer::Impl::check_memory(TrainSummary& summary) {
     own = anonymous_resident_bytes();
     heap = heap_bytes();
     if (memory_action(own, heap, stop_at) == MemoryAction::kStop && summary.error.empty()) {
-      summary.error =
-          "at step " + std::to_string(state_.step) + " the process holds " +
-          fixed(double(own) / 1e9, 2) + " GB of its own memory (" + fixed(double(heap) / 1e9, 2) +
-          " GB allocated), past train.max_memory_gb (" +
-          (max_gb > 0 ? fixed(max_gb, 2) + " GB"
-                      : "0: " + fixed(double(stop_at) / 1e9, 2) +
-                            " GB, 90% of this machine's or "
-                            "cgroup's " +
-                            fixed(double(limit) / 1e9, 2) + " GB" +
-                            (env_.processes_on_host > 1
-                                 ? " shared by " + std::to_string(env_.processes_on_host) + " ranks"
-                                 : "")) +
-          "); resume with --set train.max_memory_gb=GB to allow more, or lower "
-          "data.batch_tokens or the model's size";
+      const std::string shared =
+          env_.processes_on_host > 1
+              ? ", shared by " + std::to_string(env_.processes_on_host) + " ranks"
+              : std::string();
+      const std::string allowed = max_gb > 0 ? fixed(max_gb, 2) + " GB"
+                                             : "0: " + fixed(double(stop_at) / 1e9, 2) +
+                                                   " GB, 90% of this machine's or " + "cgroup's " +
+                                                   fixed(double(limit) / 1e9, 2) + " GB" + shared;
+      summary.error = "at step " + std::to_string(state_.step) + " the process holds " +
+                      fixed(double(own) / 1e9, 2) + " GB of its own memory (" +
+                      fixed(double(heap) / 1e9, 2) + " GB allocated), past train.max_memory_gb (" +
+                      allowed +
+                      "); resume with --set train.max_memory_gb=GB to allow more, or lower "
+                      "data.batch_tokens or the model's size";
       stop_ = summary.interrupted = true;  // saved as an interrupted run is, and resumable
       summary.stop_reason = "memory";
     }
